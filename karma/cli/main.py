@@ -1,0 +1,42 @@
+"""The ``karma`` command line: only parsing and delegation; the work lives in library functions.
+
+Each command group lives in its own module under ``karma.cli``; modules import heavy libraries
+(torch, transformers, decord, vllm) inside the command functions so that ``karma --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from karma.cli import ask, data, evaluate, extract, graph, neo4j, retrieve, synth
+
+app = typer.Typer(
+    name="karma",
+    help=(
+        "Retrieval-augmented causal question answering for music videos (Karma-MV).\n\n"
+        "Stages: synth (a world with known causes) -> extract (features from mp4) -> graph build "
+        "(causal knowledge graph) -> retrieve -> ask / eval (graph on vs off) -> report."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+app.add_typer(data.app, name="data", help="Validate Karma-MV files and print dataset statistics.")
+app.command("synth")(synth.synth)
+app.command("extract")(extract.extract)
+graph.app.command("push")(neo4j.push)
+app.add_typer(graph.app, name="graph", help="Build, inspect, import/export and push the causal graph.")
+app.command("retrieve")(retrieve.retrieve)
+app.command("ask")(ask.ask)
+app.command("eval")(evaluate.eval_command)
+app.command("report")(evaluate.report)
+app.add_typer(neo4j.app, name="neo4j", help="Run a local Neo4j server (no Docker) for graph inspection.")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The retrieval interface: a query built only from what a model may see, ranked facts out.
+
+Leakage rule: a RetrievalQuery never carries the answer key, which option is correct, or the
+explanation. Options are not part of the query either (they would leak through the wording).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from pydantic import BaseModel, Field
+
+
+class RetrievalQuery(BaseModel):
+    """Everything a retriever may look at for one question."""
+
+    question: str
+    """The question text."""
+    question_type: str | None = None
+    """evidential / predictive / counterfactual / descriptive."""
+    video_id: str | None = None
+    """The evaluated video (a graph built without it is preferred; see the leakage guard)."""
+    transition_id: str | None = None
+    """``<video>/t<NNN>`` of the evaluated transition."""
+    observed_events: list[str] = Field(default_factory=list)
+    """Event ids of the visual changes observed across the transition (``visual:brightness:up``).
+    For predictive questions only visual events; music events of the current scene are hidden."""
+    visual_deltas: dict[str, float] = Field(default_factory=dict)
+    """Numeric visual deltas current - past (variable name -> delta)."""
+
+
+class Fact(BaseModel):
+    """One retrieved statement with a stable id."""
+
+    id: str
+    """Stable id (the CKG edge id) so runs can log exactly what the model saw."""
+    text: str
+    """One compact line a model can read, including the statistics."""
+    score: float
+    """Retriever score (higher is better); ties are broken by id."""
+    source: str = ""
+    """Cause node id."""
+    target: str = ""
+    """Effect node id."""
+    stats: dict[str, float] = Field(default_factory=dict)
+    """support / confidence / lift / precedence of the edge."""
+
+
+class RetrievalResult(BaseModel):
+    """The ranked facts for one query."""
+
+    retriever: str
+    """Name of the retriever that produced the result."""
+    facts: list[Fact] = Field(default_factory=list)
+    """Ranked, best first."""
+    graph_hash: str | None = None
+    """Content hash of the graph the facts came from."""
+
+    @property
+    def fact_ids(self) -> list[str]:
+        return [fact.id for fact in self.facts]
+
+
+class Retriever(ABC):
+    """Turns a query into ranked facts. Implementations are chosen by name."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
+        """Return at most ``k`` facts, best first, deterministically."""

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs karma's whole test suite on this machine: sets up what is missing (idempotent), starts the
+# local Neo4j server the graph-store tests use, runs pytest, stops Neo4j again.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || { echo "setup failed" >&2; exit 1; }
+started_neo4j=0
+if [[ -x scripts/neo4j.sh && -z "${NEO4J_URI:-}" && "${KARMA_SKIP_NEO4J:-0}" != "1" ]]; then
+  if bash scripts/neo4j.sh start; then
+    started_neo4j=1
+  else
+    echo "could not start Neo4j (see above)" >&2
+    exit 1
+  fi
+fi
+.venv/bin/python -m pytest "$@"
+rc=$?
+if [[ $started_neo4j == 1 ]]; then
+  bash scripts/neo4j.sh stop || true
+fi
+# pytest exits 5 when it collected no test: that is a failure of the suite, not a pass.
+if [[ $rc == 5 ]]; then
+  echo "pytest collected no tests" >&2
+  exit 1
+fi
+exit $rc
