@@ -152,6 +152,9 @@ class Question(BaseModel):
     """Why the answer is correct (never shown to a model or a retriever)."""
     raw_type: str | None = None
     """The type spelling as found in the file (None when inferred from position)."""
+    index: int = 0
+    """0-based position in the transition's question list in the file (stable even when lenient
+    loading rejects an earlier question); use it with ``Transition.question_id``."""
 
     @field_validator("options")
     @classmethod
@@ -184,9 +187,10 @@ class Transition(BaseModel):
         """Stable id used as evidence in the graph and in run logs: ``<video>/t<NNN>``."""
         return transition_id(self.video_id, self.index)
 
-    def question_id(self, question_index: int) -> str:
-        """Stable id of one question: ``<video>/t<NNN>/q<M>``."""
-        return f"{self.transition_id}/q{question_index}"
+    def question_id(self, question_index: int | Question) -> str:
+        """Stable id of one question: ``<video>/t<NNN>/q<M>`` (M = the question's file position)."""
+        position = question_index.index if isinstance(question_index, Question) else question_index
+        return f"{self.transition_id}/q{position}"
 
 
 def transition_id(video_id: str, index: int) -> str:

@@ -2,6 +2,121 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import typer
 
 app = typer.Typer(no_args_is_help=True)
+
+
+@app.command("validate")
+def validate(
+    path: Path = typer.Argument(..., help="A *_qa.json / *_causal_features.json file, or a folder of them."),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="Keep every valid question, report the rest, exit 0 unless nothing is valid."
+    ),
+    show_inferred: bool = typer.Option(
+        False, "--show-inferred", help="Also list what the loader inferred from older layouts."
+    ),
+) -> None:
+    """Check Karma-MV files and print every problem as file, transition, question, field, reason.
+
+    Strict by default: exits 1 if any error is found. Cross-file checks: every transition's scenes
+    must be in the video's feature file. Inferred normalizations (string scenes, positional types,
+    concatenated JSON values) are counted, and listed with --show-inferred.
+    """
+    from rich.console import Console
+
+    from karma.data import load_dataset
+
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        dataset = load_dataset(path, lenient=True)
+    except FileNotFoundError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    counts = Counter(p.severity for p in dataset.problems)
+    for problem in dataset.problems:
+        if problem.severity == "inferred" and not show_inferred:
+            continue
+        colour = {"error": "red", "warning": "yellow", "inferred": "cyan"}[problem.severity]
+        console.print(
+            f"[{colour}]{problem.severity}[/{colour}] {problem.location()}: {problem.reason}", soft_wrap=True
+        )
+    kept, seen = dataset.questions_kept, dataset.questions_seen
+    console.print(
+        f"files: {len(dataset.qa_files)} QA, {len(dataset.feature_files)} features | "
+        f"questions kept: {kept}, rejected: {seen - kept} | "
+        f"errors: {counts['error']}, warnings: {counts['warning']}, inferred: {counts['inferred']}"
+    )
+    if not dataset.qa_files and not dataset.feature_files:
+        console.print("[red]no *_qa.json or *_causal_features.json files found[/red]")
+        raise typer.Exit(1)
+    if lenient:
+        if kept == 0 and seen > 0:
+            raise typer.Exit(1)
+        return
+    if counts["error"]:
+        console.print("[red]invalid[/red] (strict); rerun with --lenient to keep every valid question")
+        raise typer.Exit(1)
+    console.print("[green]valid[/green]")
+
+
+@app.command("stats")
+def stats(
+    path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
+    lenient: bool = typer.Option(
+        True, "--lenient/--strict", help="Skip invalid questions (default) or fail."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+) -> None:
+    """Videos, transitions, questions per type, answer letters, and answer-bias baselines.
+
+    The baselines (always the most frequent letter, always the longest option, always the option
+    sharing most words with the question) show how much can be scored without looking at anything.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from karma.data import DataValidationError, load_dataset
+    from karma.data.stats import dataset_stats
+
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        dataset = load_dataset(path, lenient=lenient)
+    except (FileNotFoundError, DataValidationError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    result = dataset_stats(dataset)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    rejected = dataset.questions_seen - dataset.questions_kept
+    console.print(
+        f"[bold]{path}[/bold]: {result.videos} videos, {result.transitions} transitions, "
+        f"{result.questions} questions" + (f" ({rejected} invalid skipped)" if rejected else "")
+    )
+    types = Table(title="Questions per type")
+    types.add_column("type")
+    types.add_column("n", justify="right")
+    for name, n in result.questions_per_type.items():
+        types.add_row(name, str(n))
+    console.print(types)
+    letters = Table(title="Answer letters")
+    for letter in result.answer_letters:
+        letters.add_column(letter, justify="right")
+    total = max(result.questions, 1)
+    letters.add_row(*[f"{n} ({n / total:.0%})" for n in result.answer_letters.values()])
+    console.print(letters)
+    table = Table(title="Answer-bias baselines (accuracy without looking at anything)")
+    table.add_column("questions", no_wrap=True)
+    table.add_column("n", justify="right")
+    names = list(result.baselines)
+    for name in names:
+        table.add_column(name.replace("_", " "), justify="right")
+    rows = {"all": result.baselines, **result.baselines_per_type}
+    for label, values in rows.items():
+        n = result.questions if label == "all" else result.questions_per_type[label]
+        table.add_row(label, str(n), *[f"{values[name]:.1%}" for name in names])
+    console.print(table)

@@ -1,0 +1,174 @@
+"""Loading a Karma-MV folder (or one file) with cross-file checks, strict or lenient."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from karma.data.features_loader import FEATURES_SUFFIX, load_features_file
+from karma.data.problems import DataProblem, DataValidationError
+from karma.data.qa_loader import QA_SUFFIX, load_qa_file
+from karma.records import Question, Transition, VideoFeatures
+
+
+class Dataset(BaseModel):
+    """Everything valid that was read, plus every problem found."""
+
+    root: str
+    """The path given by the user."""
+    transitions: list[Transition] = Field(default_factory=list)
+    """Valid transitions (with their valid questions), sorted by (video_id, index)."""
+    features: dict[str, VideoFeatures] = Field(default_factory=dict)
+    """Video id -> scene features."""
+    problems: list[DataProblem] = Field(default_factory=list)
+    """Every error, warning and inference, by file."""
+    qa_files: list[str] = Field(default_factory=list)
+    """QA files read."""
+    feature_files: list[str] = Field(default_factory=list)
+    """Feature files read."""
+    questions_seen: int = 0
+    """Question objects found in the QA files, valid or not."""
+
+    @property
+    def errors(self) -> list[DataProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def issues(self) -> list[DataProblem]:
+        """Alias of ``problems``."""
+        return self.problems
+
+    @property
+    def questions_kept(self) -> int:
+        return sum(len(t.questions) for t in self.transitions)
+
+    @property
+    def video_ids(self) -> list[str]:
+        return sorted({t.video_id for t in self.transitions} | set(self.features))
+
+    def iter_questions(self) -> list[tuple[Transition, Question]]:
+        """Every (transition, question) pair in a stable order."""
+        return [(t, q) for t in self.transitions for q in t.questions]
+
+    def subset(self, video_ids: set[str]) -> Dataset:
+        """The same dataset restricted to some videos (problems are kept as they were)."""
+        return self.model_copy(
+            update={
+                "transitions": [t for t in self.transitions if t.video_id in video_ids],
+                "features": {v: f for v, f in self.features.items() if v in video_ids},
+            }
+        )
+
+
+def discover_files(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """QA files, feature files, and other JSON files under ``path`` (recursive, sorted)."""
+    if path.is_file():
+        candidates = [path]
+    elif path.is_dir():
+        candidates = sorted(p for p in path.rglob("*.json") if p.is_file())
+    else:
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    qa = [p for p in candidates if p.name.endswith(QA_SUFFIX)]
+    feats = [p for p in candidates if p.name.endswith(FEATURES_SUFFIX)]
+    other = [p for p in candidates if p not in qa and p not in feats]
+    return qa, feats, other
+
+
+def load_dataset(path: str | Path, *, lenient: bool = False, check_features: bool = True) -> Dataset:
+    """Load QA and feature files from a file or folder.
+
+    Strict (default): raise DataValidationError listing every error if any was found.
+    Lenient: keep every valid question and return the problems with the dataset.
+    """
+    root = Path(path)
+    qa_paths, feature_paths, _ = discover_files(root)
+    if root.is_file() and not qa_paths and not feature_paths:
+        qa_paths = [root]  # a QA file under another name: read it as QA
+    dataset = Dataset(root=str(root))
+    for fpath in feature_paths:
+        result = load_features_file(fpath)
+        dataset.feature_files.append(str(fpath))
+        dataset.problems.extend(result.problems)
+        if result.features is not None:
+            if result.features.video_id in dataset.features:
+                dataset.problems.append(
+                    DataProblem(
+                        file=str(fpath),
+                        reason=(
+                            f"a second feature file for video {result.features.video_id!r}; the first one is used"
+                        ),
+                    )
+                )
+                continue
+            dataset.features[result.features.video_id] = result.features
+    seen_videos: dict[str, str] = {}
+    for qpath in qa_paths:
+        result = load_qa_file(qpath)
+        dataset.qa_files.append(str(qpath))
+        dataset.questions_seen += result.questions_seen
+        problems = list(result.problems)
+        if result.video_id in seen_videos:
+            problems.append(
+                DataProblem(
+                    file=str(qpath),
+                    reason=(
+                        f"video {result.video_id!r} already read from {seen_videos[result.video_id]}; this file is skipped"
+                    ),
+                )
+            )
+            dataset.problems.extend(problems)
+            continue
+        seen_videos[result.video_id] = str(qpath)
+        transitions = result.transitions
+        if check_features and (feature_paths or root.is_dir()):
+            transitions = _check_scenes(
+                str(qpath), transitions, dataset.features.get(result.video_id), problems
+            )
+        dataset.problems.extend(problems)
+        dataset.transitions.extend(transitions)
+    dataset.transitions.sort(key=lambda t: (t.video_id, t.index))
+    if not lenient and dataset.errors:
+        raise DataValidationError(dataset.problems)
+    return dataset
+
+
+def _check_scenes(
+    file: str, transitions: list[Transition], features: VideoFeatures | None, problems: list[DataProblem]
+) -> list[Transition]:
+    """Cross-file check: every scene a transition names must be in the video's feature file."""
+    if features is None:
+        if transitions:
+            problems.append(
+                DataProblem(
+                    file=file,
+                    severity="warning",
+                    reason=("no matching _causal_features.json; transitions kept without scene features"),
+                )
+            )
+        return transitions
+    kept: list[Transition] = []
+    for transition in transitions:
+        missing = [
+            (field, scene.scene_id)
+            for field, scene in (
+                ("past_scene", transition.past_scene),
+                ("current_scene", transition.current_scene),
+            )
+            if scene.scene_id not in features.scenes
+        ]
+        for field, scene_id in missing:
+            problems.append(
+                DataProblem(
+                    file=file,
+                    transition=transition.index,
+                    field=field,
+                    reason=(
+                        f"{scene_id} is not in {features.video_id}{FEATURES_SUFFIX}; the transition's "
+                        f"{len(transition.questions)} question(s) are rejected"
+                    ),
+                )
+            )
+        if not missing:
+            kept.append(transition)
+    return kept

@@ -1,0 +1,218 @@
+"""Writes data/sample/: a few SYNTHETIC videos' worth of Karma-MV files, one per published variant.
+
+Run: .venv/bin/python scripts/make_sample_data.py  (deterministic; the output is committed)
+The numbers follow a simple hand-written rule set (brighter/faster scenes -> louder, faster music;
+darker -> minor mode) so that the questions have a defensible answer; they are not real measurements.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "data" / "sample"
+TONICS = ["C", "D", "E", "F", "G", "A", "B"]
+LETTERS = "abcd"
+
+
+def t(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+
+
+def make_scenes(rng: random.Random, n: int) -> list[dict]:
+    scenes = []
+    bright, motion, loud, tempo = 110.0, 8.0, -20.0, 110.0
+    mode = "major"
+    start = 0.0
+    for i in range(n):
+        if i:
+            d_bright = rng.choice([-45, -30, 30, 45]) + rng.uniform(-5, 5)
+            d_motion = rng.choice([-6, -3, 3, 6]) + rng.uniform(-1, 1)
+            bright = min(220, max(30, bright + d_bright))
+            motion = min(30, max(1, motion + d_motion))
+            loud = min(-8, max(-36, loud + 0.12 * d_bright + rng.uniform(-1, 1)))
+            tempo = min(170, max(70, tempo + 3.0 * d_motion + rng.uniform(-2, 2)))
+            mode = "minor" if d_bright < -25 else ("major" if d_bright > 25 else mode)
+        length = round(rng.uniform(2.0, 5.0), 3)
+        sat = round(rng.uniform(60, 160), 2)
+        contrast = round(rng.uniform(20, 60), 2)
+        scenes.append(
+            {
+                "name": f"scene_{i + 1:03d}.mp4",
+                "start": start,
+                "end": start + length,
+                "features": {
+                    "Brightness": round(bright, 2),
+                    "Total_Visual_Intensity": round(0.5 * motion + 0.3 * contrast + 0.2 * sat / 2.55, 2),
+                    "Motion": round(motion, 2),
+                    "Saturation": sat,
+                    "Contrast": contrast,
+                    "Average Loudness (dB)": round(loud, 2),
+                    "Key": f"{rng.choice(TONICS)} {mode}",
+                    "Moods": [
+                        {
+                            "label": "energetic" if tempo > 120 else "calm",
+                            "score": round(rng.uniform(0.5, 0.9), 3),
+                        }
+                    ],
+                    "Detected_Objects": [{"label": rng.choice(["person", "car", "guitar"]), "score": 0.8}],
+                    "Action": [{"label": "dancing" if motion > 10 else "standing", "score": 0.7}],
+                    "Tempo (BPM)": round(tempo, 1),
+                },
+            }
+        )
+        start += length
+    return scenes
+
+
+def direction(delta: float) -> str:
+    return "increases" if delta > 0 else "decreases"
+
+
+def questions_for(rng: random.Random, past: dict, cur: dict, answer_cycle: list[str]) -> list[dict]:
+    pf, cf = past["features"], cur["features"]
+    d_bright = cf["Brightness"] - pf["Brightness"]
+    d_motion = cf["Motion"] - pf["Motion"]
+    loud_dir = direction(cf["Average Loudness (dB)"] - pf["Average Loudness (dB)"])
+    tempo_dir = direction(cf["Tempo (BPM)"] - pf["Tempo (BPM)"])
+    vis = f"brightness {direction(d_bright)} and motion {direction(d_motion)}"
+
+    def mcq(qtype: str, text: str, correct: str, distractors: list[str], why: str) -> dict:
+        letter = answer_cycle.pop(0)
+        options = distractors[:3]
+        options.insert(LETTERS.index(letter), correct)
+        return {
+            "type": qtype,
+            "question": text,
+            "options": dict(zip(LETTERS, options, strict=True)),
+            "answer": letter,
+            "explanation": why,
+        }
+
+    other = "decreases" if loud_dir == "increases" else "increases"
+    other_t = "decreases" if tempo_dir == "increases" else "increases"
+    return [
+        mcq(
+            "Evidence Reasoning",
+            f"Across the cut the {vis}. Which change in the music is most likely caused by this?",
+            f"loudness {loud_dir}",
+            [
+                f"loudness {other}",
+                "mode shifts from major to minor"
+                if loud_dir == "increases"
+                else "mode shifts from minor to major",
+                "key changes",
+            ],
+            f"Loudness follows brightness in these videos; brightness {direction(d_bright)}, so loudness {loud_dir}.",
+        ),
+        mcq(
+            "Predictive",
+            f"The next scene arrives and its motion {direction(d_motion)}. How will the tempo most likely change?",
+            f"tempo {tempo_dir}",
+            [f"tempo {other_t}", "loudness stays the same", "key changes"],
+            f"Tempo tracks on-screen motion; motion {direction(d_motion)}, so tempo {tempo_dir}.",
+        ),
+        mcq(
+            "Counterfactual",
+            f"If the {vis} had not happened and the picture had stayed the same, how would the loudness differ?",
+            "loudness stays the same",
+            [f"loudness {loud_dir}", f"loudness {other}", "tempo doubles"],
+            "Without the visual change there is no cause for a loudness change.",
+        ),
+    ]
+
+
+def transitions(rng: random.Random, scenes: list[dict], answers: list[str], as_strings: bool) -> list[dict]:
+    out = []
+    for past, cur in itertools.pairwise(scenes):
+
+        def ref(s: dict) -> object:
+            return (
+                s["name"]
+                if as_strings
+                else {"name": s["name"], "start_time": t(s["start"]), "end_time": t(s["end"])}
+            )
+
+        out.append(
+            {
+                "current_scene": ref(cur),
+                "past_scene": ref(past),
+                "questions": questions_for(rng, past, cur, answers),
+            }
+        )
+    return out
+
+
+def write_features(video_id: str, scenes: list[dict]) -> None:
+    doc = {"Scenes": {s["name"][:-4]: s["features"] for s in scenes}}
+    (OUT / f"{video_id}_causal_features.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(7)
+    answers = [LETTERS[i % 4] for i in range(200)]
+    rng.shuffle(answers)
+
+    # 1. Standard layout.
+    scenes = make_scenes(rng, 5)
+    write_features("synthVid001", scenes)
+    (OUT / "synthVid001_qa.json").write_text(
+        json.dumps(transitions(rng, scenes, answers, False), indent=2) + "\n"
+    )
+
+    # 2. Scenes as plain strings, lower-case / variant type spellings.
+    scenes = make_scenes(rng, 4)
+    write_features("synthVid002", scenes)
+    data = transitions(rng, scenes, answers, True)
+    for tr in data:
+        tr["questions"][0]["type"] = "evidence reasoning"
+        tr["questions"][1]["type"] = "Prediction"
+    (OUT / "synthVid002_qa.json").write_text(json.dumps(data, indent=2) + "\n")
+
+    # 3. Several JSON values in one file: a Video_id header, then the list of transitions.
+    scenes = make_scenes(rng, 4)
+    write_features("synthVid003", scenes)
+    body = (
+        json.dumps({"Video_id": "synthVid003"})
+        + "\n"
+        + json.dumps(transitions(rng, scenes, answers, False), indent=2)
+    )
+    (OUT / "synthVid003_qa.json").write_text(body + "\n")
+
+    # 4. Older 4-question layout: no "type"; position tells the kind (description first).
+    scenes = make_scenes(rng, 4)
+    write_features("synthVid004", scenes)
+    data = transitions(rng, scenes, answers, False)
+    for tr in data:
+        cur = tr["current_scene"]["name"]
+        letter = answers.pop(0)
+        desc = ["a bright, fast-moving scene", "a dark, still scene", "a scene with a car", "a black screen"]
+        options = dict(zip(LETTERS, desc, strict=True))
+        options[letter], options["a"] = options["a"], options[letter]
+        tr["questions"].insert(
+            0,
+            {
+                "question": f"What is shown in {cur}?",
+                "options": options,
+                "answer": letter,
+                "explanation": "Synthetic description question.",
+            },
+        )
+        for q in tr["questions"]:
+            q.pop("type", None)
+    (OUT / "synthVid004_qa.json").write_text(json.dumps(data, indent=2) + "\n")
+
+    # 5. An object whose values are lists of transitions (one list per video key).
+    scenes = make_scenes(rng, 3)
+    write_features("synthVid005", scenes)
+    (OUT / "synthVid005_qa.json").write_text(
+        json.dumps({"synthVid005": transitions(rng, scenes, answers, False)}, indent=2) + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
