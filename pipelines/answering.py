@@ -1,0 +1,253 @@
+"""What the LLM and VLM pipelines share: the prepared prompt, the answer record, the graph block,
+and running a batch of prepared prompts through a backend in one call.
+
+Keeping this in one place is what makes the ablation honest: both pipelines build the graph block,
+the option list and the decoding settings the same way, and the graph block is the only part of a
+prompt that depends on whether the graph is on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from karma.records import OPTION_LETTERS, PUBLISHED_TYPE_NAME, Question, QuestionType, SceneRef, Transition
+from pipelines.backends.base import Backend, ChatRequest, Completion
+from pipelines.prompts.templates import PromptTemplate
+from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
+
+ANSWER_CHOICES: tuple[str, ...] = OPTION_LETTERS
+"""Strings a choice-constrained backend may emit: the bare letter (parsed by the ``bare_letter`` rule)."""
+
+
+class PreparedPrompt(BaseModel):
+    """One question turned into a backend request, with everything a run log needs to reproduce it."""
+
+    question_id: str
+    """``<video>/t<NNN>/q<M>``."""
+    question_type: QuestionType
+    """Reasoning kind (decides masking)."""
+    options: dict[str, str]
+    """The options shown (for the parser's option-text rule)."""
+    request: ChatRequest
+    """The exact request sent to the backend."""
+    prompt_hash: str
+    """sha256 of the rendered request (messages and decoding settings): the cache key of the prompt."""
+    template_name: str
+    """Template family."""
+    template_version: str
+    """Hand-bumped template version."""
+    template_hash: str
+    """sha256 of the template file."""
+    use_graph: bool
+    """Whether the causal-knowledge block is in the prompt."""
+    graph_block: str = ""
+    """The exact block text inserted (empty with the graph off)."""
+    facts: list[Fact] = Field(default_factory=list)
+    """Facts shown in the block, in order."""
+    retriever: str | None = None
+    """Retriever name (None with the graph off)."""
+    graph_hash: str | None = None
+    """Content hash of the graph the facts came from."""
+    audio_masked: bool = False
+    """True when the current scene's music was hidden (predictive questions)."""
+    media: dict[str, str] = Field(default_factory=dict)
+    """VLM only: role (past, current) -> clip path actually sent."""
+
+    @property
+    def fact_ids(self) -> list[str]:
+        return [fact.id for fact in self.facts]
+
+
+class AnswerRecord(BaseModel):
+    """One model answer with its parse outcome; an unparsed answer has ``letter`` None."""
+
+    question_id: str
+    """``<video>/t<NNN>/q<M>``."""
+    letter: str | None
+    """Parsed option letter, or None (never scored as a letter)."""
+    parse_status: str
+    """ok / fallback / none (see ``pipelines.parsing``)."""
+    parse_rule: str
+    """The parser rule that decided."""
+    raw: str
+    """Raw model output."""
+    latency_s: float
+    """Backend wall time for this request."""
+    prompt_tokens: int | None = None
+    """Prompt tokens, when reported."""
+    completion_tokens: int | None = None
+    """Generated tokens, when reported."""
+    error: str | None = None
+    """Backend error for this request (then raw is empty and status none)."""
+    prompt_hash: str
+    """See PreparedPrompt.prompt_hash."""
+    template_version: str
+    """See PreparedPrompt.template_version."""
+    template_hash: str
+    """See PreparedPrompt.template_hash."""
+    use_graph: bool
+    """Graph block on or off."""
+    fact_ids: list[str] = Field(default_factory=list)
+    """Ids of the facts shown."""
+    backend: str = ""
+    """Backend name."""
+    model_id: str = ""
+    """Backend model id."""
+
+
+def options_text(question: Question) -> str:
+    """``a) ...`` lines in letter order."""
+    return "\n".join(f"{letter}) {question.options[letter]}" for letter in OPTION_LETTERS)
+
+
+def span_text(scene: SceneRef) -> str:
+    """``, 00:00:10.125 to 00:00:13.833`` or empty when the file gave no times."""
+    if scene.start_time is None or scene.end_time is None:
+        return ""
+    return f", {scene.start_time} to {scene.end_time}"
+
+
+def question_type_text(question: Question) -> str:
+    return PUBLISHED_TYPE_NAME.get(question.type, str(question.type))
+
+
+def resolve_question(transition: Transition, question: Question | int) -> Question:
+    """A Question by object or by its position in the transition's list."""
+    if isinstance(question, Question):
+        return question
+    if not 0 <= question < len(transition.questions):
+        raise IndexError(
+            f"transition {transition.transition_id} has {len(transition.questions)} questions; no question {question}"
+        )
+    return transition.questions[question]
+
+
+def request_hash(request: ChatRequest) -> str:
+    """sha256 of the canonical JSON of a request."""
+    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class GraphContext:
+    """Retrieval for the graph block: the retriever, how many facts, and how they are serialized.
+
+    ``use_graph=False`` is the ablation's off arm: no retrieval happens and the block is empty.
+    ``retriever=None`` with the graph on gives a block that says no facts were found.
+    """
+
+    def __init__(
+        self,
+        retriever: Retriever | None,
+        *,
+        use_graph: bool = True,
+        k: int = 10,
+        budget_tokens: int = 400,
+        style: str = "lines",
+    ):
+        self.retriever = retriever
+        self.use_graph = use_graph
+        self.k = k
+        self.budget_tokens = budget_tokens
+        self.style = style
+
+    def retrieve(
+        self, transition: Transition, question: Question, features: object
+    ) -> RetrievalResult | None:
+        if not self.use_graph or self.retriever is None:
+            return None
+        query = build_retrieval_query(transition, question, features)
+        return self.retriever.retrieve(query, k=self.k)
+
+    def block(self, template: PromptTemplate, result: RetrievalResult | None) -> tuple[str, list[Fact]]:
+        """The block text and the facts it shows (after the token budget)."""
+        if not self.use_graph:
+            return "", []
+        if result is None or not result.facts:
+            return template.render_graph_block([]), []
+        lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style)
+        return template.render_graph_block(lines), shown
+
+
+def build_retrieval_query(transition: Transition, question: Question, features: object) -> RetrievalQuery:
+    """The leakage-safe query: helper D's ``retrieval.build_query`` (events and visual deltas)."""
+    try:
+        from retrieval import build_query
+    except ImportError:  # TEMPORARY until helper D's retrieval.build_query lands
+        return RetrievalQuery(
+            question=question.question,
+            question_type=str(question.type),
+            video_id=transition.video_id,
+            transition_id=transition.transition_id,
+        )
+    return build_query(transition, question, features)
+
+
+def serialize_fact_lines(
+    result: RetrievalResult, budget_tokens: int, style: str
+) -> tuple[list[str], list[Fact]]:
+    """Fact lines within the budget via ``retrieval.serialize_facts``; returns the lines and facts shown."""
+    try:
+        from retrieval import serialize_facts
+    except ImportError:  # TEMPORARY until helper D's retrieval.serialize_facts lands
+        return [f"- {fact.text}" for fact in result.facts], list(result.facts)
+    text = serialize_facts(result, budget_tokens, style)
+    lines = [line for line in text.splitlines() if line.strip()]
+    shown = [fact for fact in result.facts if any(fact.text in line for line in lines)]
+    return lines, shown
+
+
+def answer_prepared(backend: Backend, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:
+    """Run all prepared prompts in ONE ``backend.generate`` call and parse every output."""
+    from pipelines.parsing import parse_answer
+
+    if not prepared:
+        return []
+    started = time.perf_counter()
+    completions = backend.generate([p.request for p in prepared])
+    elapsed = time.perf_counter() - started
+    if len(completions) != len(prepared):
+        raise RuntimeError(
+            f"backend {backend.name} returned {len(completions)} completions for {len(prepared)} requests"
+        )
+    records = []
+    for item, completion in zip(prepared, completions, strict=True):
+        records.append(_record(item, completion, backend, elapsed / len(prepared), parse_answer))
+    return records
+
+
+def _record(
+    item: PreparedPrompt, completion: Completion, backend: Backend, share: float, parse
+) -> AnswerRecord:
+    parsed = parse_answer_safely(parse, completion, item)
+    return AnswerRecord(
+        question_id=item.question_id,
+        letter=parsed.letter,
+        parse_status=parsed.status,
+        parse_rule=parsed.rule,
+        raw=completion.text,
+        latency_s=completion.latency_s or share,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        error=completion.error,
+        prompt_hash=item.prompt_hash,
+        template_version=item.template_version,
+        template_hash=item.template_hash,
+        use_graph=item.use_graph,
+        fact_ids=item.fact_ids,
+        backend=backend.name,
+        model_id=backend.model_id,
+    )
+
+
+def parse_answer_safely(parse, completion: Completion, item: PreparedPrompt):
+    """A failed request is unanswered (status none, rule ``error``), never a letter."""
+    from pipelines.parsing import ParsedAnswer
+
+    if completion.error is not None:
+        return ParsedAnswer(letter=None, status="none", rule="error")
+    return parse(completion.text, options=item.options)

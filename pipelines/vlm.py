@@ -1,0 +1,169 @@
+"""The VLM pipeline: the past and the current clip as video, one question, ``ANSWER: x`` out.
+
+Clips come from a clip folder laid out as ``<clips>/<video_id>/scene_NNN.mp4``. For predictive
+questions the current clip's audio is removed or replaced by silence in a real derived clip (cached,
+see ``pipelines.media``); the past clip always keeps its audio. As in the LLM pipeline, the graph
+block is the only part of the prompt that changes with the graph on or off: the clips, the frame
+sampling, the question text and the decoding settings are the same in both arms.
+
+Requests use OpenAI-style ``video_url`` parts with ``file://`` URLs (vLLM serve, llama.cpp server,
+and ``pipelines.omni`` for Qwen2.5-Omni in transformers all read that form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from karma.records import Question, QuestionType, SceneRef, Transition
+from pipelines.answering import (
+    ANSWER_CHOICES,
+    AnswerRecord,
+    GraphContext,
+    PreparedPrompt,
+    answer_prepared,
+    options_text,
+    question_type_text,
+    request_hash,
+    resolve_question,
+    span_text,
+)
+from pipelines.backends.base import Backend, ChatMessage, ChatRequest, ContentPart
+from pipelines.llm import ScenesFeatures
+from pipelines.media import AudioMode, derive_clip, probe
+from pipelines.prompts.templates import DEFAULT_VLM_TEMPLATE, PromptTemplate, load_template
+from retrieval.base import Retriever
+
+
+def clip_path(clips_dir: Path, video_id: str, scene: SceneRef) -> Path:
+    """``<clips>/<video_id>/scene_NNN.mp4``; a missing clip is an error naming the path."""
+    path = clips_dir / video_id / scene.name
+    if not path.is_file():
+        raise FileNotFoundError(f"clip not found: {path} (expected <clips>/<video_id>/{scene.name})")
+    return path
+
+
+def file_url(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+class VlmPipeline:
+    """Prompts a video(+audio) model with the two clips (and, when on, the causal-knowledge block)."""
+
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        retriever: Retriever | None = None,
+        *,
+        clips_dir: str | Path,
+        use_graph: bool = True,
+        template: str | PromptTemplate = DEFAULT_VLM_TEMPLATE,
+        predictive_audio: AudioMode | str = AudioMode.silence,
+        cache_dir: str | Path | None = None,
+        max_tokens: int = 32,
+        temperature: float = 0.0,
+        seed: int = 0,
+        constrain_choices: bool = False,
+        k: int = 10,
+        budget_tokens: int = 400,
+        fact_style: str = "lines",
+    ):
+        """``predictive_audio`` is what the current clip's audio becomes for predictive questions:
+        ``silence`` (default; models that read audio from the video need a track) or ``remove``."""
+        self.backend = backend
+        self.clips_dir = Path(clips_dir)
+        self.template = template if isinstance(template, PromptTemplate) else load_template(template)
+        self.graph = GraphContext(
+            retriever, use_graph=use_graph, k=k, budget_tokens=budget_tokens, style=fact_style
+        )
+        self.predictive_audio = AudioMode(predictive_audio)
+        if self.predictive_audio == AudioMode.keep:
+            raise ValueError("predictive questions must not hear the current scene: use silence or remove")
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.constrain_choices = constrain_choices
+
+    @property
+    def use_graph(self) -> bool:
+        return self.graph.use_graph
+
+    def clips(self, transition: Transition, question: Question) -> tuple[Path, Path, bool]:
+        """Past clip, current clip (derived when masked), and whether the current audio is masked."""
+        past = clip_path(self.clips_dir, transition.video_id, transition.past_scene)
+        current = clip_path(self.clips_dir, transition.video_id, transition.current_scene)
+        probe(past)
+        masked = question.type == QuestionType.predictive
+        if masked:
+            current = derive_clip(current, self.predictive_audio, self.cache_dir)
+        else:
+            probe(current)
+        return past, current, masked
+
+    def prepare(
+        self, transition: Transition, question: Question | int, features: ScenesFeatures = None
+    ) -> PreparedPrompt:
+        """Build the request for one question; ``features`` only feed the retrieval query."""
+        q = resolve_question(transition, question)
+        past, current, masked = self.clips(transition, q)
+        result = self.graph.retrieve(transition, q, features)
+        block, shown = self.graph.block(self.template, result)
+        text = self.template.user.format(
+            video_id=transition.video_id,
+            past_name=transition.past_scene.name,
+            current_name=transition.current_scene.name,
+            past_span=span_text(transition.past_scene),
+            current_span=span_text(transition.current_scene),
+            audio_note=self.template.text("audio_note_masked") if masked else "",
+            graph_block=block,
+            question_type=question_type_text(q),
+            question=q.question,
+            options=options_text(q),
+        )
+        parts = [
+            ContentPart(type="video_url", url=file_url(past)),
+            ContentPart(type="video_url", url=file_url(current)),
+            ContentPart(type="text", text=text),
+        ]
+        request = ChatRequest(
+            messages=[
+                ChatMessage(role="system", content=self.template.system),
+                ChatMessage(role="user", content=parts),
+            ],
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+            choices=list(ANSWER_CHOICES) if self.constrain_choices else None,
+        )
+        return PreparedPrompt(
+            question_id=transition.question_id(q),
+            question_type=q.type,
+            options=dict(q.options),
+            request=request,
+            prompt_hash=request_hash(request),
+            template_name=self.template.name,
+            template_version=self.template.version,
+            template_hash=self.template.sha256,
+            use_graph=self.use_graph,
+            graph_block=block,
+            facts=shown,
+            retriever=(self.graph.retriever.name if self.use_graph and self.graph.retriever else None),
+            graph_hash=result.graph_hash if result else None,
+            audio_masked=masked,
+            media={"past": str(past), "current": str(current)},
+        )
+
+    def prepare_many(
+        self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]
+    ) -> list[PreparedPrompt]:
+        return [self.prepare(t, q, f) for t, q, f in items]
+
+    def answer(self, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:
+        """All prepared prompts in one backend call."""
+        if self.backend is None:
+            raise ValueError("this VlmPipeline was built without a backend; pass one to answer questions")
+        return answer_prepared(self.backend, prepared)
+
+    def run(self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]) -> list[AnswerRecord]:
+        return self.answer(self.prepare_many(items))
