@@ -1,0 +1,285 @@
+"""Build the causal knowledge graph from transitions and scene features.
+
+Edge weight (what retrieval ranks by), for statistical edges:
+
+    weight = confidence * max(ln(lift), 0) * support / (support + k)  [* co_moves_discount]
+
+confidence * ln(lift) grows with both how reliably the effect follows and how much more often than
+its base rate it happens; the support factor (k = ``support_shrinkage``) damps edges seen only a few
+times; ``co_moves`` edges are discounted so a shared trend never outranks a cause of equal strength.
+``text_relation`` edges weigh ``n / (n + k) * share``, with n the transitions whose explanations link the
+pair and share = n / (transitions with the cause and an explanation). ``instance_of`` edges weigh 0.
+Every list is ordered by id and every float rounded to 6 decimals, so the same input gives the same
+``content_hash``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from graph.ckg.config import BuildConfig
+from graph.ckg.detect import EventTable, build_event_table, event_variable
+from graph.ckg.explanations import mentioned_variables
+from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
+from graph.ckg.stats import PairStats, pair_stats
+from graph.model import CausalGraph, CkgEdge, CkgNode
+from karma.events import READABLE, parse_event_id
+from karma.records import Transition, VideoFeatures
+
+_ROUND = 6
+
+
+def edge_id(source: str, target: str, relation: str) -> str:
+    """The stable edge id ``<source>-><target>|<relation>``."""
+    return f"{source}->{target}|{relation}"
+
+
+def _r(value: float) -> float:
+    return round(float(value), _ROUND) if math.isfinite(value) else 0.0
+
+
+def _prepare(
+    transitions: Iterable[Transition], features: Mapping[str, VideoFeatures], exclude: set[str]
+) -> tuple[list[Transition], list[tuple[SceneValues, SceneValues]], np.ndarray]:
+    """Sorted transitions of the kept videos, their scene values, and each one's previous row."""
+    kept = sorted((t for t in transitions if t.video_id not in exclude), key=lambda t: (t.video_id, t.index))
+    seen: set[str] = set()
+    for t in kept:
+        if t.transition_id in seen:
+            raise ValueError(f"duplicate transition {t.transition_id} (video {t.video_id}, index {t.index})")
+        seen.add(t.transition_id)
+    cache: dict[tuple[str, str], SceneValues] = {}
+
+    def values(video_id: str, scene_id: str) -> SceneValues:
+        key = (video_id, scene_id)
+        if key not in cache:
+            video = features.get(video_id)
+            cache[key] = scene_values(video.scenes.get(scene_id) if video is not None else None)
+        return cache[key]
+
+    pairs = [
+        (values(t.video_id, t.past_scene.scene_id), values(t.video_id, t.current_scene.scene_id))
+        for t in kept
+    ]
+    row_by_current = {(t.video_id, t.current_scene.scene_id): row for row, t in enumerate(kept)}
+    prev = np.array(
+        [row_by_current.get((t.video_id, t.past_scene.scene_id), -1) for t in kept], dtype=np.int64
+    )
+    return kept, pairs, prev
+
+
+def _event_nodes(table: EventTable, n_rows: int) -> dict[str, CkgNode]:
+    nodes: dict[str, CkgNode] = {}
+    counts = table.occurs.sum(axis=0)
+    titles: set[str] = set()
+    for j, event_id in enumerate(table.columns):
+        event = parse_event_id(event_id)
+        title = event.title if event.title not in titles else f"{event.title} ({event.modality})"
+        titles.add(title)
+        variable = event.variable
+        threshold = table.thresholds.get(variable)
+        rule = f" by more than {threshold:.4g}" if threshold is not None else ""
+        frequency = int(counts[j])
+        kind = "visual_change" if event.modality == "visual" else "music_change"
+        label = "Visual" if event.modality == "visual" else "Musical"
+        nodes[event_id] = CkgNode(
+            id=event_id,
+            title=title,
+            kind=kind,
+            description=(
+                f"{label} change: {title}{rule} from one scene to the next "
+                f"(seen in {frequency} of {n_rows} transitions)."
+            ),
+            frequency=frequency,
+        )
+    return nodes
+
+
+def _statistical_edges(
+    stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
+) -> dict[str, CkgEdge]:
+    col = {event_id: j for j, event_id in enumerate(table.columns)}
+    keep = (stats.support >= config.min_support) & (stats.lift >= config.min_lift)
+    is_cause = (stats.precedence >= config.min_precedence) & (stats.precedence_z >= config.min_precedence_z)
+    k = config.support_shrinkage
+    edges: dict[str, CkgEdge] = {}
+    for i, j in zip(*np.nonzero(keep), strict=True):
+        cause, effect = stats.causes[i], stats.effects[j]
+        support = int(stats.support[i, j])
+        confidence = float(stats.confidence[i, j])
+        lift = float(stats.lift[i, j])
+        precedence = float(stats.precedence[i, j])
+        relation = "causes" if is_cause[i, j] else "co_moves"
+        weight = confidence * max(math.log(lift), 0.0) * support / (support + k) if lift > 0 else 0.0
+        if relation == "co_moves":
+            weight *= config.co_moves_discount
+        rows = np.flatnonzero(table.occurs[:, col[cause]] & table.occurs[:, col[effect]])
+        evidence = [table.row_ids[r] for r in rows[: config.max_evidence]]
+        a, b = nodes[cause].title, nodes[effect].title
+        stats_text = (
+            f"in {support} of {int(stats.cause_count[i, j])} transitions where {a}, {b} "
+            f"(confidence {confidence:.2f}, {lift:.2f}x its base rate {float(stats.base_rate[i, j]):.2f})"
+        )
+        if relation == "causes":
+            description = (
+                f"{a} -> {b}: {stats_text}; the music change follows the visual change across the cut "
+                f"(precedence {precedence:+.2f})."
+            )
+        else:
+            description = (
+                f"{a} and {b} co-move: {stats_text}; but {b} was about as likely one transition earlier "
+                f"(precedence {precedence:+.2f}), so this looks like a shared trend, not a cause."
+            )
+        eid = edge_id(cause, effect, relation)
+        edges[eid] = CkgEdge(
+            id=eid,
+            source=cause,
+            target=effect,
+            relation=relation,
+            support=support,
+            confidence=_r(confidence),
+            lift=_r(lift),
+            precedence=_r(precedence),
+            weight=_r(weight),
+            evidence=evidence,
+            description=description,
+        )
+    return edges
+
+
+def _text_edges(
+    kept: list[Transition],
+    table: EventTable,
+    stats: PairStats,
+    nodes: Mapping[str, CkgNode],
+    config: BuildConfig,
+) -> dict[str, CkgEdge]:
+    """``text_relation`` edges: pairs of detected events whose variables an explanation names."""
+    votes: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    cause_rows_with_text: dict[str, int] = {}
+    for row, transition in enumerate(kept):
+        texts = [(transition.question_id(q), q.explanation) for q in transition.questions if q.explanation]
+        if not texts:
+            continue
+        happened = [table.columns[j] for j in np.flatnonzero(table.occurs[row])]
+        visual = [e for e in happened if e.startswith("visual:")]
+        music = [e for e in happened if e.startswith("music:")]
+        for cause in visual:
+            cause_rows_with_text[cause] = cause_rows_with_text.get(cause, 0) + 1
+        labels: dict[str, set[str]] = {}
+        for event_id in happened:
+            direction = parse_event_id(event_id).direction
+            names = direction.removeprefix("appears:").removeprefix("disappears:").split("->")
+            labels.setdefault(event_variable(event_id), set()).update(
+                n for n in names if n not in ("up", "down")
+            )
+        linked: dict[tuple[str, str], list[str]] = {}
+        for question_id, text in texts:
+            said = mentioned_variables(text, labels)
+            for cause in visual:
+                if event_variable(cause) not in said:
+                    continue
+                for effect in music:
+                    if event_variable(effect) in said:
+                        linked.setdefault((cause, effect), []).append(question_id)
+        for pair, question_ids in linked.items():
+            rows, questions = votes.setdefault(pair, ([], []))
+            rows.append(transition.transition_id)
+            questions.extend(question_ids)
+
+    index_c = {e: i for i, e in enumerate(stats.causes)}
+    index_e = {e: j for j, e in enumerate(stats.effects)}
+    k = config.support_shrinkage
+    edges: dict[str, CkgEdge] = {}
+    for (cause, effect), (rows, questions) in sorted(votes.items()):
+        n = len(rows)
+        if n < config.min_support:
+            continue
+        share = n / max(cause_rows_with_text.get(cause, n), 1)
+        i, j = index_c[cause], index_e[effect]
+        eid = edge_id(cause, effect, "text_relation")
+        a, b = nodes[cause].title, nodes[effect].title
+        edges[eid] = CkgEdge(
+            id=eid,
+            source=cause,
+            target=effect,
+            relation="text_relation",
+            support=n,
+            confidence=_r(stats.confidence[i, j]),
+            lift=_r(stats.lift[i, j]),
+            precedence=_r(stats.precedence[i, j]),
+            weight=_r(n / (n + k) * share),
+            evidence=sorted(rows)[: config.max_evidence],
+            source_questions=sorted(questions)[: config.max_evidence],
+            description=(
+                f"Question explanations link {a} with {b} in {n} transitions "
+                f"({len(questions)} explanations, {share:.0%} of explained transitions where {a})."
+            ),
+        )
+    return edges
+
+
+def _concepts(nodes: dict[str, CkgNode]) -> tuple[dict[str, CkgNode], dict[str, CkgEdge]]:
+    concept_nodes: dict[str, CkgNode] = {}
+    edges: dict[str, CkgEdge] = {}
+    for event_id in sorted(nodes):
+        variable = event_variable(event_id)
+        concept_id = f"concept:{variable}"
+        if concept_id not in concept_nodes:
+            readable = READABLE.get(variable, variable.replace("_", " "))
+            concept_nodes[concept_id] = CkgNode(
+                id=concept_id,
+                title=readable,
+                kind="concept",
+                description=f"The {MODALITY.get(variable, '')} variable {readable}; its change events are instances.",
+            )
+        eid = edge_id(event_id, concept_id, "instance_of")
+        edges[eid] = CkgEdge(
+            id=eid,
+            source=event_id,
+            target=concept_id,
+            relation="instance_of",
+            description=f"{nodes[event_id].title} is a change of {concept_nodes[concept_id].title}.",
+        )
+    return concept_nodes, edges
+
+
+def build_graph(
+    transitions: Iterable[Transition],
+    features: Mapping[str, VideoFeatures],
+    config: BuildConfig | None = None,
+) -> CausalGraph:
+    """Build the CKG: change-event nodes, visual -> music edges with support, confidence, lift,
+    precedence and evidence, optional text relations and concept nodes. Deterministic."""
+    config = config or BuildConfig()
+    exclude = set(config.exclude_videos)
+    kept, pairs, prev = _prepare(transitions, features, exclude)
+    if not kept:
+        raise ValueError("no transitions left to build a graph from (all excluded, or none loaded)")
+    row_ids = [t.transition_id for t in kept]
+    table = build_event_table(
+        pairs, row_ids, prev=prev, thresholds=config.thresholds, quantile=config.threshold_quantile
+    )
+    stats = pair_stats(table)
+    nodes = _event_nodes(table, len(kept))
+    edges = _statistical_edges(stats, table, nodes, config)
+    if config.use_explanations:
+        edges.update(_text_edges(kept, table, stats, nodes, config))
+    if config.include_concepts:
+        concept_nodes, concept_edges = _concepts(nodes)
+        nodes.update(concept_nodes)
+        edges.update(concept_edges)
+
+    resolved = config.model_dump()
+    resolved["thresholds"] = dict(sorted(table.thresholds.items()))
+    resolved["exclude_videos"] = sorted(exclude)
+    resolved["n_transitions"] = len(kept)
+    resolved["n_videos"] = len({t.video_id for t in kept})
+    return CausalGraph(
+        nodes={k: nodes[k] for k in sorted(nodes)},
+        edges={k: edges[k] for k in sorted(edges)},
+        build_config=resolved,
+    )

@@ -1,0 +1,38 @@
+"""The builder's settings: one pydantic model with every default in one place."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class BuildConfig(BaseModel):
+    """How the causal knowledge graph is built from transitions and scene features."""
+
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    """Variable name (``brightness``, ``loudness``, ...) -> minimum absolute change across a
+    transition that counts as an event. Variables not listed get a data-driven threshold: the
+    ``threshold_quantile`` of the absolute changes seen in the build's transitions."""
+    threshold_quantile: float = Field(default=0.5, ge=0.0, lt=1.0)
+    """Quantile of |change| used for variables without an explicit threshold."""
+    min_support: int = Field(default=5, ge=1)
+    """Minimum number of transitions where cause and effect occur together."""
+    min_lift: float = Field(default=1.2, ge=0.0)
+    """Minimum lift (confidence over the effect's base rate) for an edge to be kept."""
+    min_precedence: float = 0.05
+    """Minimum temporal precedence for an edge to be labelled ``causes``; kept edges below it are
+    labelled ``co_moves`` (the effect is about as likely one transition *before* the cause)."""
+    min_precedence_z: float = 2.0
+    """A ``causes`` edge also needs its precedence to be this many standard errors above zero, so
+    that small samples do not promote chance co-movement to a cause."""
+    support_shrinkage: float = Field(default=10.0, ge=0.0)
+    """k in the weight's support factor support / (support + k)."""
+    co_moves_discount: float = Field(default=0.25, ge=0.0, le=1.0)
+    """Factor applied to the weight of ``co_moves`` edges so they rank below causes of equal strength."""
+    max_evidence: int = Field(default=100, ge=0)
+    """Most transition ids kept per edge as evidence (the first ones by id; support counts all)."""
+    exclude_videos: list[str] = Field(default_factory=list)
+    """Videos left out of the build (the ones an evaluation will answer questions about)."""
+    use_explanations: bool = True
+    """Add ``text_relation`` edges from the questions' explanations when the data has them."""
+    include_concepts: bool = True
+    """Add one ``concept:<variable>`` node per variable with ``instance_of`` edges from its events."""

@@ -1,0 +1,98 @@
+"""Edge statistics for every (visual event, musical event) pair, computed with matrix products.
+
+For a cause A (visual) and an effect B (musical), over transitions where both variables are defined:
+
+- support     = #(A and B)
+- confidence  = P(B | A)
+- lift        = confidence / P(B)
+- precedence  = P(B at t | A at t) - P(B at t-1 | A at t), where t-1 is the previous transition of
+  the same video (its current scene is t's past scene), over transitions that have one and where B's
+  variable is defined at both. A cause changes the music *across its own cut*; a shared slow trend
+  moves the music as often one transition earlier, so its precedence is near zero.
+- precedence_z = precedence / its standard error (paired differences of two indicators).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from graph.ckg.detect import EventTable
+
+
+@dataclass
+class PairStats:
+    """Statistics of every visual x music event pair (arrays of shape (visual, music))."""
+
+    causes: list[str]
+    """Visual event ids (rows)."""
+    effects: list[str]
+    """Music event ids (columns)."""
+    support: np.ndarray
+    cause_count: np.ndarray
+    """#A where B's variable is defined (the confidence denominator)."""
+    confidence: np.ndarray
+    base_rate: np.ndarray
+    lift: np.ndarray
+    precedence: np.ndarray
+    precedence_z: np.ndarray
+    precedence_n: np.ndarray
+    """Transitions behind the precedence estimate."""
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def pair_stats(table: EventTable) -> PairStats:
+    """Compute the statistics of all visual -> music pairs of an event table."""
+    vis = table.modality_mask("visual")
+    mus = table.modality_mask("music")
+    occ = table.occurs.astype(np.float64)
+    dfn = table.defined.astype(np.float64)
+    a_occ, a_def = occ[:, vis], dfn[:, vis]
+    b_occ, b_def = occ[:, mus], dfn[:, mus]
+
+    support = a_occ.T @ b_occ
+    cause_count = a_occ.T @ b_def
+    effect_count = a_def.T @ b_occ
+    both_defined = a_def.T @ b_def
+    confidence = _safe_div(support, cause_count)
+    base_rate = _safe_div(effect_count, both_defined)
+    lift = _safe_div(confidence, base_rate)
+
+    has_prev = table.prev >= 0
+    prev_rows = table.prev[has_prev]
+    a_h = a_occ[has_prev]
+    b_def_pair = b_def[has_prev] * b_def[prev_rows]
+    b_now = b_occ[has_prev] * b_def_pair
+    b_before = b_occ[prev_rows] * b_def_pair
+    n = a_h.T @ b_def_pair
+    now = a_h.T @ b_now
+    before = a_h.T @ b_before
+    both = a_h.T @ (b_now * b_before)
+    precedence = _safe_div(now - before, n)
+    # Paired indicator difference d in {-1, 0, 1}: E[d^2] = (now + before - 2 both) / n.
+    second_moment = _safe_div(now + before - 2 * both, n)
+    variance = np.clip(second_moment - precedence**2, 0.0, None)
+    std_error = np.sqrt(_safe_div(variance, n))
+    precedence_z = np.where(
+        std_error > 0, _safe_div(precedence, std_error), np.where(precedence > 0, np.inf, 0.0)
+    )
+
+    columns = np.array(table.columns, dtype=object)
+    return PairStats(
+        causes=list(columns[vis]),
+        effects=list(columns[mus]),
+        support=support.round().astype(np.int64),
+        cause_count=cause_count.round().astype(np.int64),
+        confidence=confidence,
+        base_rate=base_rate,
+        lift=lift,
+        precedence=precedence,
+        precedence_z=precedence_z,
+        precedence_n=n.round().astype(np.int64),
+    )

@@ -1,0 +1,282 @@
+"""GraphRAG-compatible tables: ``entities.parquet`` and ``relationships.parquet``.
+
+karma writes Microsoft GraphRAG's full column set -- entities: ``id, human_readable_id, title, type,
+description, text_unit_ids, frequency, degree``; relationships: ``id, human_readable_id, source, target,
+description, weight, combined_degree, text_unit_ids`` -- with ``source``/``target`` holding entity
+*titles* as GraphRAG does, ids as UUIDs (uuid5 of the karma id, so stable), and karma's extra columns
+(``ckg_id``, ``kind``, ``relation``, ``support``, ``confidence``, ``lift``, ``precedence``,
+``source_questions``, ...) so nothing is lost. ``text_unit_ids`` of a relationship holds its evidence
+transition ids. The build config travels in the entities file's schema metadata.
+
+Reading accepts karma's tables and plain GraphRAG ones, with endpoints given as titles or entity ids.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, get_args
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graph.model import CausalGraph, CkgEdge, CkgNode, EdgeRelation, NodeKind
+
+ENTITIES_FILE = "entities.parquet"
+RELATIONSHIPS_FILE = "relationships.parquet"
+BUILD_CONFIG_META = b"karma.build_config"
+_NAMESPACE = uuid.UUID("6f1d3c2e-5a0b-4c1e-9a57-6b61726d6121")
+
+ENTITY_COLUMNS = (
+    "id",
+    "human_readable_id",
+    "title",
+    "type",
+    "description",
+    "text_unit_ids",
+    "frequency",
+    "degree",
+)
+RELATIONSHIP_COLUMNS = (
+    "id",
+    "human_readable_id",
+    "source",
+    "target",
+    "description",
+    "weight",
+    "combined_degree",
+    "text_unit_ids",
+)
+
+ENTITY_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("title", pa.string()),
+        ("type", pa.string()),
+        ("description", pa.string()),
+        ("text_unit_ids", pa.list_(pa.string())),
+        ("frequency", pa.int64()),
+        ("degree", pa.int64()),
+        ("ckg_id", pa.string()),
+        ("kind", pa.string()),
+    ]
+)
+RELATIONSHIP_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("human_readable_id", pa.int64()),
+        ("source", pa.string()),
+        ("target", pa.string()),
+        ("description", pa.string()),
+        ("weight", pa.float64()),
+        ("combined_degree", pa.int64()),
+        ("text_unit_ids", pa.list_(pa.string())),
+        ("ckg_id", pa.string()),
+        ("source_id", pa.string()),
+        ("target_id", pa.string()),
+        ("relation", pa.string()),
+        ("support", pa.int64()),
+        ("confidence", pa.float64()),
+        ("lift", pa.float64()),
+        ("precedence", pa.float64()),
+        ("source_questions", pa.list_(pa.string())),
+    ]
+)
+_NODE_KINDS = set(get_args(NodeKind))
+_RELATIONS = set(get_args(EdgeRelation))
+
+
+def stable_uuid(kind: str, karma_id: str) -> str:
+    """Deterministic UUID for a node or edge id (GraphRAG ids are UUIDs)."""
+    return str(uuid.uuid5(_NAMESPACE, f"{kind}:{karma_id}"))
+
+
+def write_graphrag(graph: CausalGraph, directory: str | Path) -> tuple[Path, Path]:
+    """Write ``entities.parquet`` and ``relationships.parquet`` into ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    node_ids = sorted(graph.nodes)
+    edge_ids = sorted(graph.edges)
+    degree: Counter[str] = Counter()
+    for edge in graph.edges.values():
+        degree[edge.source] += 1
+        degree[edge.target] += 1
+    nodes = [graph.nodes[k] for k in node_ids]
+    entities = pa.table(
+        {
+            "id": [stable_uuid("node", n.id) for n in nodes],
+            "human_readable_id": list(range(len(nodes))),
+            "title": [n.title for n in nodes],
+            "type": [n.kind.upper() for n in nodes],
+            "description": [n.description for n in nodes],
+            "text_unit_ids": [[] for _ in nodes],
+            "frequency": [n.frequency for n in nodes],
+            "degree": [degree[n.id] for n in nodes],
+            "ckg_id": [n.id for n in nodes],
+            "kind": [n.kind for n in nodes],
+        },
+        schema=ENTITY_SCHEMA,
+    )
+    metadata = {BUILD_CONFIG_META: json.dumps(graph.build_config, sort_keys=True, default=str).encode()}
+    entities = entities.replace_schema_metadata(metadata)
+    edges = [graph.edges[k] for k in edge_ids]
+    relationships = pa.table(
+        {
+            "id": [stable_uuid("edge", e.id) for e in edges],
+            "human_readable_id": list(range(len(edges))),
+            "source": [graph.nodes[e.source].title for e in edges],
+            "target": [graph.nodes[e.target].title for e in edges],
+            "description": [e.description for e in edges],
+            "weight": [e.weight for e in edges],
+            "combined_degree": [degree[e.source] + degree[e.target] for e in edges],
+            "text_unit_ids": [list(e.evidence) for e in edges],
+            "ckg_id": [e.id for e in edges],
+            "source_id": [e.source for e in edges],
+            "target_id": [e.target for e in edges],
+            "relation": [e.relation for e in edges],
+            "support": [e.support for e in edges],
+            "confidence": [e.confidence for e in edges],
+            "lift": [e.lift for e in edges],
+            "precedence": [e.precedence for e in edges],
+            "source_questions": [list(e.source_questions) for e in edges],
+        },
+        schema=RELATIONSHIP_SCHEMA,
+    )
+    entities_path = directory / ENTITIES_FILE
+    relationships_path = directory / RELATIONSHIPS_FILE
+    pq.write_table(entities, entities_path)
+    pq.write_table(relationships, relationships_path)
+    return entities_path, relationships_path
+
+
+def _read_rows(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], dict[bytes, bytes]]:
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"GraphRAG table not found: {path}") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ValueError(f"{path}: not a readable parquet file ({exc})") from exc
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        raise ValueError(f"{path}: missing required column(s) {missing}; has {table.column_names}")
+    return table.to_pylist(), dict(table.schema.metadata or {})
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _number(value: Any, kind: type, path: Path, row: int, column: str) -> Any:
+    if value is None:
+        return kind(0)
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: row {row}, column {column!r}: not a number: {value!r}") from None
+
+
+def read_graphrag(entities_path: str | Path, relationships_path: str | Path) -> CausalGraph:
+    """Load GraphRAG-shaped tables (karma's or GraphRAG's own) into a CausalGraph.
+
+    Relationship endpoints may be entity titles (GraphRAG's form) or entity ids; every relationship
+    row becomes an edge, and an endpoint that matches no entity is an error naming file, row and field.
+    """
+    entities_path, relationships_path = Path(entities_path), Path(relationships_path)
+    title_column = "title"
+    entity_rows, metadata = _read_rows(entities_path, ())
+    if entity_rows and "title" not in entity_rows[0]:
+        if "name" not in entity_rows[0]:
+            raise ValueError(f"{entities_path}: missing required column 'title'")
+        title_column = "name"  # early GraphRAG versions
+    relationship_rows, _ = _read_rows(relationships_path, ("source", "target"))
+
+    nodes: dict[str, CkgNode] = {}
+    by_title: dict[str, str] = {}
+    by_table_id: dict[str, str] = {}
+    for row, rec in enumerate(entity_rows):
+        title = _text(rec.get(title_column)).strip()
+        if not title:
+            raise ValueError(f"{entities_path}: row {row}, column {title_column!r}: empty title")
+        node_id = _text(rec.get("ckg_id")) or _text(rec.get("id")) or title
+        kind = _text(rec.get("kind")) or _text(rec.get("type")).lower()
+        if kind not in _NODE_KINDS:
+            kind = "text"
+        if node_id in nodes:
+            raise ValueError(f"{entities_path}: row {row}, column 'id': duplicate entity id {node_id!r}")
+        if title in by_title:
+            raise ValueError(
+                f"{entities_path}: row {row}, column {title_column!r}: duplicate title {title!r}"
+            )
+        nodes[node_id] = CkgNode(
+            id=node_id,
+            title=title,
+            kind=kind,  # type: ignore[arg-type]
+            description=_text(rec.get("description")),
+            frequency=_number(rec.get("frequency"), int, entities_path, row, "frequency"),
+        )
+        by_title[title] = node_id
+        if rec.get("id") is not None:
+            by_table_id[_text(rec["id"])] = node_id
+        by_table_id.setdefault(node_id, node_id)
+
+    def endpoint(rec: dict[str, Any], row: int, side: str) -> str:
+        karma_id = _text(rec.get(f"{side}_id"))
+        if karma_id in nodes:
+            return karma_id
+        value = _text(rec.get(side))
+        if value in by_title:
+            return by_title[value]
+        if value in by_table_id:
+            return by_table_id[value]
+        raise ValueError(
+            f"{relationships_path}: row {row}, column {side!r}: {value!r} is neither an entity title nor an "
+            f"entity id in {entities_path}"
+        )
+
+    edges: dict[str, CkgEdge] = {}
+    for row, rec in enumerate(relationship_rows):
+        source, target = endpoint(rec, row, "source"), endpoint(rec, row, "target")
+        relation = _text(rec.get("relation")) or "text_relation"
+        if relation not in _RELATIONS:
+            relation = "text_relation"
+        edge_id = _text(rec.get("ckg_id")) or f"{source}->{target}|{relation}"
+        if edge_id in edges:
+            suffix = _text(rec.get("id")) or _text(rec.get("human_readable_id")) or str(row)
+            edge_id = f"{edge_id}#{suffix}"
+        if edge_id in edges:
+            raise ValueError(
+                f"{relationships_path}: row {row}, column 'id': duplicate relationship {edge_id!r}"
+            )
+        edges[edge_id] = CkgEdge(
+            id=edge_id,
+            source=source,
+            target=target,
+            relation=relation,  # type: ignore[arg-type]
+            support=_number(rec.get("support"), int, relationships_path, row, "support"),
+            confidence=_number(rec.get("confidence"), float, relationships_path, row, "confidence"),
+            lift=_number(rec.get("lift"), float, relationships_path, row, "lift"),
+            precedence=_number(rec.get("precedence"), float, relationships_path, row, "precedence"),
+            weight=_number(rec.get("weight"), float, relationships_path, row, "weight"),
+            evidence=_strings(rec.get("text_unit_ids")),
+            source_questions=_strings(rec.get("source_questions")),
+            description=_text(rec.get("description")),
+        )
+    build_config: dict[str, object] = {}
+    if BUILD_CONFIG_META in metadata:
+        build_config = json.loads(metadata[BUILD_CONFIG_META])
+    return CausalGraph(
+        nodes={k: nodes[k] for k in sorted(nodes)},
+        edges={k: edges[k] for k in sorted(edges)},
+        build_config=build_config,
+    )
