@@ -76,9 +76,9 @@ def test_derived_clips_are_cached_by_content(clips_dir: Path, tmp_path: Path):
 
 
 def test_missing_or_broken_clip_names_the_file(tmp_path: Path):
-    with pytest.raises(MediaError, match="nope.mp4"):
+    with pytest.raises(MediaError, match=r"nope\.mp4"):
         probe(tmp_path / "nope.mp4")
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"not a video")
-    with pytest.raises(MediaError, match="broken.mp4"):
+    with pytest.raises(MediaError, match=r"broken\.mp4"):
         sample_frames(broken)

@@ -75,7 +75,7 @@ def test_vlm_graph_on_and_off_differ_exactly_by_the_block(
 
 
 def test_missing_clip_is_a_clear_error(tmp_path: Path, transition_factory):
-    with pytest.raises(FileNotFoundError, match="vidV/scene_001.mp4"):
+    with pytest.raises(FileNotFoundError, match=r"vidV/scene_001\.mp4"):
         VlmPipeline(clips_dir=tmp_path).prepare(transition_factory("evidential"), 0)
 
 
