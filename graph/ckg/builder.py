@@ -128,6 +128,11 @@ def _statistical_edges(
                 f"{a} -> {b}: {stats_text}; the music change follows the visual change across the cut "
                 f"(precedence {precedence:+.2f})."
             )
+        elif precedence >= config.min_precedence:
+            description = (
+                f"{a} and {b} co-move: {stats_text}; too few transitions to tell whether the music change "
+                f"follows the cut (precedence {precedence:+.2f}, {float(stats.precedence_z[i, j]):.1f} standard errors)."
+            )
         else:
             description = (
                 f"{a} and {b} co-move: {stats_text}; but {b} was about as likely one transition earlier "

@@ -1,14 +1,280 @@
-"""CLI for issue #5 (placeholder until that issue lands)."""
+"""``karma graph``: build, inspect, score, import and export the causal knowledge graph.
+
+Only parsing and delegation: the work lives in ``graph`` (builder, stores, io).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from graph.model import CausalGraph
 
 app = typer.Typer(no_args_is_help=True)
 
 
+def _console() -> Console:
+    # rich is imported lazily so `karma --help` stays instant.
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _parse_thresholds(values: list[str]) -> dict[str, float]:
+    thresholds: dict[str, float] = {}
+    for item in values:
+        name, sep, number = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected VARIABLE=VALUE, got {item!r}", param_hint="--threshold")
+        try:
+            thresholds[name.strip()] = float(number)
+        except ValueError:
+            raise typer.BadParameter(f"not a number in {item!r}", param_hint="--threshold") from None
+    return thresholds
+
+
+def _load(graph_dir: Path) -> CausalGraph:
+    from graph.io import load_graph
+
+    try:
+        return load_graph(graph_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        _console().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
 @app.command("build")
-def build() -> None:
-    """Not implemented yet (issue #5)."""
-    typer.echo("not implemented yet (issue #5)", err=True)
-    raise typer.Exit(2)
+def build(
+    data: Path = typer.Option(
+        ..., "--data", help="Folder (or file) of *_qa.json and *_causal_features.json."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Graph folder to write (graph.json, parquet tables, GraphML)."
+    ),
+    exclude_videos: str = typer.Option(
+        "", "--exclude-videos", help="Comma-separated video ids to leave out (the ones you will evaluate on)."
+    ),
+    folds: int = typer.Option(0, "--folds", help="Split the videos into K folds by video (with --fold)."),
+    fold: int = typer.Option(-1, "--fold", help="0-based fold to leave out of the build (needs --folds)."),
+    fold_seed: int = typer.Option(0, "--fold-seed", help="Seed of the fold assignment."),
+    min_support: int = typer.Option(5, "--min-support", help="Minimum co-occurring transitions per edge."),
+    min_lift: float = typer.Option(1.2, "--min-lift", help="Minimum lift over the effect's base rate."),
+    min_precedence: float = typer.Option(
+        0.05, "--min-precedence", help="Minimum temporal precedence for 'causes' (else 'co_moves')."
+    ),
+    threshold: list[str] = typer.Option(
+        [],
+        "--threshold",
+        help="VARIABLE=VALUE minimum |change| for an event (repeatable); default: data quantile.",
+    ),
+    threshold_quantile: float = typer.Option(
+        0.5, "--threshold-quantile", help="Quantile of |change| used for variables without --threshold."
+    ),
+    explanations: bool = typer.Option(
+        True, "--explanations/--no-explanations", help="Add text relations from question explanations."
+    ),
+    lenient: bool = typer.Option(False, "--lenient", help="Skip invalid questions instead of failing."),
+) -> None:
+    """Build the causal knowledge graph from transitions and scene features.
+
+    Nodes are change events (visual:brightness:up, music:loudness:down, ...) and concepts; edges are
+    visual -> music with support, confidence, lift, temporal precedence and evidence transitions.
+    Edges whose effect follows the cause across the cut are 'causes'; the rest 'co_moves'.
+    With --folds K --fold I the videos of fold I are left out, so an evaluation on them never reads
+    statistics computed from the video it is answering.
+    """
+    import time
+
+    from graph.ckg import BuildConfig, build_graph, fold_exclusion
+    from graph.io import save_graph
+    from karma.data import DataValidationError, load_dataset
+
+    console = _console()
+    started = time.perf_counter()
+    try:
+        dataset = load_dataset(data, lenient=lenient)
+    except (FileNotFoundError, DataValidationError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    excluded = {v.strip() for v in exclude_videos.split(",") if v.strip()}
+    if folds or fold >= 0:
+        if folds < 2 or fold < 0:
+            raise typer.BadParameter("--folds K (K >= 2) and --fold I go together", param_hint="--fold")
+        excluded |= set(fold_exclusion(dataset.video_ids, folds, fold, fold_seed))
+    unknown = sorted(excluded - set(dataset.video_ids))
+    if unknown and not (folds or fold >= 0):
+        console.print(f"[yellow]warning:[/yellow] excluded videos not in the data: {', '.join(unknown[:10])}")
+    try:
+        config = BuildConfig(
+            thresholds=_parse_thresholds(threshold),
+            threshold_quantile=threshold_quantile,
+            min_support=min_support,
+            min_lift=min_lift,
+            min_precedence=min_precedence,
+            exclude_videos=sorted(excluded),
+            use_explanations=explanations,
+        )
+        graph = build_graph(dataset.transitions, dataset.features, config)
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if folds:
+        graph.build_config.update({"folds": folds, "fold": fold, "fold_seed": fold_seed})
+    save_graph(graph, out)
+    relations: dict[str, int] = {}
+    for edge in graph.edges.values():
+        relations[edge.relation] = relations.get(edge.relation, 0) + 1
+    console.print(
+        f"built from {graph.build_config['n_transitions']} transitions of {graph.build_config['n_videos']} videos "
+        f"({len(excluded)} excluded) in {time.perf_counter() - started:.1f} s: {len(graph.nodes)} nodes, "
+        f"edges {dict(sorted(relations.items()))}; content hash {graph.content_hash()} -> {out}"
+    )
+
+
+@app.command("stats")
+def stats(
+    graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
+    top: int = typer.Option(10, "--top", help="How many of the strongest causes edges to list."),
+) -> None:
+    """Counts of nodes and edges by kind, the thresholds used, and the strongest causes edges."""
+    from graph.ckg.summary import summarize
+
+    console = _console()
+    graph = _load(graph_dir)
+    summary = summarize(graph, top=top)
+    console.print(f"content hash {summary['content_hash']}")
+    console.print(f"nodes by kind: {summary['nodes_by_kind']}")
+    console.print(f"edges by relation: {summary['edges_by_relation']}")
+    for key in ("n_transitions", "n_videos", "min_support", "min_lift", "min_precedence", "thresholds"):
+        if key in graph.build_config:
+            console.print(f"{key}: {graph.build_config[key]}")
+    console.print(f"strongest {top} causes edges (weight, support, confidence, lift, precedence):")
+    for e in summary["top_causes"]:
+        console.print(
+            f"  {e.source} -> {e.target}: {e.weight:.3f}, {e.support}, {e.confidence:.2f}, {e.lift:.2f}, "
+            f"{e.precedence:+.2f}",
+            markup=False,
+        )
+
+
+@app.command("show")
+def show(
+    graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
+    node: str = typer.Argument(..., help="Node id (visual:brightness:up) or title (brightness increases)."),
+    top: int = typer.Option(10, "--top", help="How many causes and effects to list."),
+) -> None:
+    """A node's strongest causes and effects, with their statistics and descriptions."""
+    from graph.store import NetworkxStore
+
+    console = _console()
+    store = NetworkxStore(_load(graph_dir))
+    found = store.resolve(node)
+    if found is None:
+        close = [
+            n.id for n in store.nodes() if node.lower() in n.id.lower() or node.lower() in n.title.lower()
+        ]
+        hint = f"; similar: {', '.join(close[:10])}" if close else ""
+        console.print(f"[red]error:[/red] no node with id or title {node!r}{hint}")
+        raise typer.Exit(1)
+    console.print(f"[bold]{found.title}[/bold] ({found.id}, {found.kind}, frequency {found.frequency})")
+    console.print(found.description)
+    for label, edges, other in (
+        ("causes of it", store.in_edges(found.id), "source"),
+        ("its effects", store.out_edges(found.id), "target"),
+    ):
+        console.print(f"\n[bold]{label}[/bold] ({len(edges)})")
+        for e in edges[:top]:
+            console.print(
+                f"  {getattr(e, other)} [{e.relation}] weight {e.weight:.3f}, support {e.support}, "
+                f"confidence {e.confidence:.2f}, lift {e.lift:.2f}, precedence {e.precedence:+.2f}",
+                markup=False,
+            )
+            console.print(f"    {e.description}", markup=False)
+
+
+@app.command("score")
+def score(
+    graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
+    truth: Path = typer.Option(..., "--truth", help="ground_truth.json written by `karma synth`."),
+    top: int = typer.Option(20, "--top", help="How many ranked causes edges to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
+) -> None:
+    """Precision and recall of the graph's causes edges against a synthetic world's true edges, and
+    what became of the planted non-causal correlations."""
+    from graph.ckg.score import score_against_truth
+
+    console = _console()
+    graph = _load(graph_dir)
+    try:
+        report = score_against_truth(graph, truth)
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(report.model_dump_json(indent=1))
+        return
+    console.print(
+        f"causes edges: {report.n_predicted} predicted, {report.n_truth} true, {report.true_positives} correct | "
+        f"precision {report.precision:.3f} recall {report.recall:.3f} F1 {report.f1:.3f} | "
+        f"precision@{report.n_truth} {report.precision_at_k:.3f} average precision {report.average_precision:.3f}"
+    )
+    for r in report.ranked[:top]:
+        mark = "[green]TRUE [/green]" if r.is_true else "[red]false[/red]"
+        console.print(
+            f"  {r.rank:3d} {mark} {r.id} weight {r.weight:.3f} support {r.support} lift {r.lift:.2f} "
+            f"precedence {r.precedence:+.2f}"
+        )
+    for m in report.missed:
+        console.print(f"  missed: {m.cause} -> {m.effect} (strength {m.strength}; in graph as {m.found_as})")
+    for c in report.non_causal:
+        status = "[green]ok[/green]" if c.ok else f"[red]labelled causes at rank {c.causes_ranks}[/red]"
+        relations = ", ".join(f"{k} ({v})" for k, v in c.relations.items()) or "no edge"
+        console.print(f"  planted {c.kind}: {c.a} ~ {c.b}: {status}; edges: {relations}")
+
+
+@app.command("export")
+def export(
+    graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
+    fmt: str = typer.Option(..., "--format", help="graphrag | graphml | json"),
+    out: Path = typer.Option(..., "--out", help="Folder (graphrag) or file (graphml, json) to write."),
+) -> None:
+    """Export a graph as GraphRAG tables (entities.parquet + relationships.parquet), GraphML or JSON."""
+    from graph.io import write_graphml, write_graphrag, write_json
+
+    graph = _load(graph_dir)
+    if fmt == "graphrag":
+        paths = write_graphrag(graph, out)
+        _console().print(f"wrote {paths[0]} and {paths[1]}")
+    elif fmt == "graphml":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _console().print(f"wrote {write_graphml(graph, out)}")
+    elif fmt == "json":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _console().print(f"wrote {write_json(graph, out)}")
+    else:
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}; use graphrag, graphml or json", param_hint="--format"
+        )
+
+
+@app.command("import")
+def import_graph(
+    source: Path = typer.Argument(
+        ...,
+        help="A GraphRAG output folder (entities.parquet + relationships.parquet), a .graphml or a .json.",
+    ),
+    out: Path = typer.Option(..., "--out", help="Graph folder to write (all formats)."),
+) -> None:
+    """Import a graph (GraphRAG tables with title or id endpoints, GraphML, JSON) into a karma graph folder."""
+    graph = _load(source)
+    from graph.io import save_graph
+
+    save_graph(graph, out)
+    _console().print(
+        f"imported {len(graph.nodes)} nodes and {len(graph.edges)} edges (hash {graph.content_hash()}) -> {out}"
+    )
