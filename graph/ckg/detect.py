@@ -3,7 +3,7 @@
 Numeric variables (brightness, loudness, tempo, ...) produce ``up`` / ``down`` events when the change
 from the past to the current scene exceeds a per-variable threshold (strictly). Categorical ones produce
 ``visual:action:X->Y`` (top action label changes), ``visual:object:appears:X`` / ``disappears:X``,
-``music:key:changed`` (tonic changes), ``music:mode:major_to_minor`` / ``minor_to_major`` and
+``music:key:changed`` (tonic changes, mode kept), ``music:mode:major_to_minor`` / ``minor_to_major`` and
 ``music:mood:X->Y`` (top mood label changes). A variable is *defined* for a transition when both scenes
 have it; statistics only count transitions where the variables involved are defined.
 """
@@ -80,9 +80,11 @@ def _categorical_events(past: SceneValues, cur: SceneValues) -> tuple[list[str],
         defined.append("object")
         events.extend(f"visual:object:appears:{label}" for label in sorted(cur.objects - past.objects))
         events.extend(f"visual:object:disappears:{label}" for label in sorted(past.objects - cur.objects))
-    if past.tonic is not None and cur.tonic is not None:
+    if past.tonic is not None and cur.tonic is not None and past.mode is not None and cur.mode is not None:
         defined.append("key")
-        if past.tonic != cur.tonic:
+        # A modulation: the tonic moves within the same mode. A mode flip (to the relative or parallel
+        # key) is its own event, so it is not counted twice as a key change.
+        if past.tonic != cur.tonic and past.mode == cur.mode:
             events.append("music:key:changed")
     if past.mode is not None and cur.mode is not None:
         defined.append("mode")

@@ -85,7 +85,7 @@ def scene_values(features: SceneFeatures | None) -> SceneValues:
     tonic = mode = None
     split = ev.split_key(features.key)
     if split is not None:
-        tonic, mode = split[0].upper() if len(split[0]) == 1 else split[0][0].upper() + split[0][1:], split[1]
+        tonic, mode = split[0][0].upper() + split[0][1:], split[1]
     return SceneValues(
         numeric=numeric,
         action=_top_label(features.action),
