@@ -1,0 +1,374 @@
+"""World configuration for ``karma synth``: every variable, dynamic and causal rule lives here, none in code.
+
+A world file is YAML or JSON validated by :class:`WorldConfig`. Variable names are the event variable
+names of :mod:`karma.events` (``brightness``, ``loudness``, ...), so the ground-truth edges the
+generator writes use exactly the ids the CKG builder and the scorers use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from karma import events as ev
+
+# Visual variables the generator simulates directly; visual_intensity is derived from them.
+SIMULATED_VISUAL = ("brightness", "saturation", "contrast", "motion")
+# Musical numeric variables the generator can simulate (keys of the feature file in karma.records).
+SIMULATED_MUSIC = ("loudness", "tempo", "valence", "arousal")
+REQUIRED_VISUAL = SIMULATED_VISUAL
+REQUIRED_MUSIC = ("loudness",)
+
+
+class WorldConfigError(ValueError):
+    """A world file that cannot be read or does not validate; the message names the file and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Range(_Strict):
+    """An inclusive numeric range."""
+
+    min: float
+    """Lower bound."""
+    max: float
+    """Upper bound."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+
+class IntRange(_Strict):
+    """An inclusive integer range."""
+
+    min: int = Field(ge=1)
+    """Lower bound."""
+    max: int = Field(ge=1)
+    """Upper bound."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IntRange:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+
+class VisualVariable(_Strict):
+    """A numeric visual variable evolving scene to scene as a clipped random walk with occasional jumps."""
+
+    mean: float
+    """Mean of the first scene's value."""
+    sd: float = Field(ge=0)
+    """Standard deviation of the first scene's value."""
+    low: float
+    """Smallest value (the walk is clipped, so a step never flips direction, it only shrinks)."""
+    high: float
+    """Largest value."""
+    step_sd: float = Field(ge=0)
+    """Standard deviation of an ordinary scene-to-scene step."""
+    jump_probability: float = Field(default=0.0, ge=0, le=1)
+    """Probability that a cut brings a jump instead of an ordinary step."""
+    jump_sd: float = Field(default=0.0, ge=0)
+    """Standard deviation of a jump."""
+    threshold: float = Field(gt=0)
+    """A change of at least this much (absolute) across a cut is an up/down event."""
+    scale: float | None = Field(default=None, gt=0)
+    """Typical change used to normalise rule strengths (default: step_sd)."""
+    decimals: int = Field(default=2, ge=0, le=6)
+    """Rounding of the written value (events are computed from the rounded values)."""
+
+    @property
+    def change_scale(self) -> float:
+        return self.scale if self.scale is not None else max(self.step_sd, 1e-9)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> VisualVariable:
+        if self.low >= self.high:
+            raise ValueError(f"low ({self.low}) must be below high ({self.high})")
+        return self
+
+
+class MusicVariable(_Strict):
+    """A numeric musical variable: its change across a cut is the sum of rule effects, trends and noise."""
+
+    mean: float
+    """Mean of the first scene's value."""
+    sd: float = Field(ge=0)
+    """Standard deviation of the first scene's value."""
+    low: float
+    """Smallest value (clipped)."""
+    high: float
+    """Largest value (clipped)."""
+    noise_sd: float = Field(ge=0)
+    """Standard deviation of the change that no rule explains."""
+    threshold: float = Field(gt=0)
+    """A change of at least this much (absolute) across a cut is an up/down event."""
+    scale: float = Field(gt=0)
+    """Change produced by a numeric rule of strength 1 when its cause moves by its own scale."""
+    decimals: int = Field(default=2, ge=0, le=6)
+    """Rounding of the written value."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> MusicVariable:
+        if self.low >= self.high:
+            raise ValueError(f"low ({self.low}) must be below high ({self.high})")
+        return self
+
+
+class ActionConfig(_Strict):
+    """The categorical on-screen action (one main label per scene)."""
+
+    labels: list[str] = Field(min_length=2)
+    """Action vocabulary (single words read best in event ids)."""
+    switch_probability: float = Field(ge=0, le=1)
+    """Probability that the main action changes at a cut (the new one is uniform among the others)."""
+
+
+class ObjectsConfig(_Strict):
+    """Detected objects: each label is independently present or absent per scene."""
+
+    labels: list[str] = Field(min_length=1)
+    """Object vocabulary."""
+    initial_probability: float = Field(ge=0, le=1)
+    """Probability that an object is present in the first scene."""
+    appear_probability: float = Field(ge=0, le=1)
+    """Probability that an absent object appears at a cut."""
+    disappear_probability: float = Field(ge=0, le=1)
+    """Probability that a present object disappears at a cut."""
+
+
+class KeyConfig(_Strict):
+    """Key and mode of the soundtrack."""
+
+    major_probability: float = Field(default=0.6, ge=0, le=1)
+    """Probability that a video starts in a major key."""
+    modulation_probability: float = Field(default=0.03, ge=0, le=1)
+    """Probability of a tonic change that keeps the mode (no visual cause)."""
+    mode_flip_noise: float = Field(default=0.02, ge=0, le=1)
+    """Probability of a mode flip that no rule explains."""
+
+
+class NumericRule(_Strict):
+    """A numeric visual variable drives a numeric musical variable across the same cut."""
+
+    kind: Literal["numeric"] = "numeric"
+    cause: str
+    """Visual variable (brightness, saturation, contrast, motion)."""
+    effect: str
+    """Musical variable (loudness, tempo, valence, arousal)."""
+    sign: Literal[1, -1] = 1
+    """+1: the effect moves in the cause's direction; -1: the opposite one."""
+    strength: float = Field(gt=0, le=5)
+    """Effect change = sign * strength * effect.scale * cause change / cause.scale."""
+
+
+class ActionRule(_Strict):
+    """A shift of the main action to a label moves a musical variable."""
+
+    kind: Literal["action"] = "action"
+    to: str
+    """Action label the shift goes to (from any other label)."""
+    effect: str
+    """Musical variable."""
+    direction: Literal["up", "down"]
+    """Direction of the effect."""
+    shift: float = Field(gt=0)
+    """Size of the effect change (in the effect's units)."""
+    probability: float = Field(gt=0, le=1)
+    """Probability that the effect is applied when the shift happens."""
+
+
+class ObjectRule(_Strict):
+    """An object appearing on screen moves a musical variable."""
+
+    kind: Literal["object"] = "object"
+    appears: str
+    """Object label."""
+    effect: str
+    """Musical variable."""
+    direction: Literal["up", "down"]
+    """Direction of the effect."""
+    shift: float = Field(gt=0)
+    """Size of the effect change."""
+    probability: float = Field(gt=0, le=1)
+    """Probability that the effect is applied when the object appears."""
+
+
+class ModeRule(_Strict):
+    """An up/down event of a visual variable flips the mode (to the relative key)."""
+
+    kind: Literal["mode"] = "mode"
+    cause: str
+    """Visual variable."""
+    when: Literal["up", "down"]
+    """Direction of the cause event."""
+    direction: Literal["major_to_minor", "minor_to_major"]
+    """The mode flip it causes (only possible when the past scene is in the source mode)."""
+    probability: float = Field(gt=0, le=1)
+    """Probability of the flip when the cause event happens in the source mode."""
+
+
+Rule = Annotated[NumericRule | ActionRule | ObjectRule | ModeRule, Field(discriminator="kind")]
+
+
+class TrendConfig(_Strict):
+    """A hidden common driver: a persistent regime that moves a visual and a musical variable together.
+
+    It causes neither variable from the other. With ``visual_lag: 1`` the visual side follows the regime
+    of the previous cut, so the musical change tends to come one transition *before* the visual one:
+    co-occurrence counts see an association, a time-precedence test sees none (or the reverse).
+    """
+
+    name: str
+    """Name, for the ground-truth file."""
+    visual: str
+    """Visual variable it drives (must not be the cause of any rule)."""
+    music: str
+    """Musical variable it drives."""
+    persistence: float = Field(ge=0, lt=1)
+    """Probability that the regime (up, flat, down) carries over to the next cut."""
+    up_probability: float = Field(default=0.35, ge=0, le=1)
+    """Probability of the up regime when it is redrawn."""
+    down_probability: float = Field(default=0.35, ge=0, le=1)
+    """Probability of the down regime when it is redrawn (the rest is flat)."""
+    visual_shift: float
+    """Change added to the visual variable per cut in the up regime (negated in the down regime)."""
+    music_shift: float
+    """Change added to the musical variable per cut in the up regime (its sign sets the pairing)."""
+    visual_lag: Literal[0, 1] = 1
+    """0: both follow the current regime; 1: the visual side follows the previous cut's regime."""
+
+    @model_validator(mode="after")
+    def _probabilities(self) -> TrendConfig:
+        if self.up_probability + self.down_probability > 1:
+            raise ValueError("up_probability + down_probability must be at most 1")
+        return self
+
+
+class QuestionConfig(_Strict):
+    """How questions are drawn."""
+
+    effect_to_cause_probability: float = Field(default=0.4, ge=0, le=1)
+    """Share of evidential questions asking for the visual cause of an observed musical change."""
+    trap_probability: float = Field(default=0.7, ge=0, le=1)
+    """Probability of including a distractor that did happen but is not caused by the asked change."""
+    max_redraws: int = Field(default=200, ge=1)
+    """How often a cut is redrawn when no rule fired in it (every transition needs a fired rule)."""
+
+
+class WorldConfig(_Strict):
+    """A synthetic music-video world with known causes (see docs/synth.md)."""
+
+    name: str
+    """World name (written into the ground truth)."""
+    description: str = ""
+    """Free text."""
+    videos: int = Field(default=2682, ge=1)
+    """Number of videos generated when ``--videos`` is not given."""
+    total_transitions: int | None = Field(default=None, ge=1)
+    """Exact number of transitions over ``videos`` videos (scaled for other counts); None: no target."""
+    scenes_per_video: IntRange
+    """Number of scenes per video (transitions = scenes - 1); minimum 2."""
+    scene_seconds: Range
+    """Scene duration in seconds."""
+    visual: dict[str, VisualVariable]
+    """Numeric visual variables: brightness, saturation, contrast and motion."""
+    action: ActionConfig
+    """The on-screen action."""
+    objects: ObjectsConfig
+    """Detected objects."""
+    music: dict[str, MusicVariable]
+    """Numeric musical variables: loudness (required), tempo, valence, arousal."""
+    key: KeyConfig = Field(default_factory=KeyConfig)
+    """Key and mode."""
+    rules: list[Rule] = Field(min_length=1)
+    """The causal rules (the ground truth)."""
+    trends: list[TrendConfig] = Field(default_factory=list)
+    """Planted non-causal co-movements."""
+    questions: QuestionConfig = Field(default_factory=QuestionConfig)
+    """Question drawing."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorldConfig:
+        problems: list[str] = []
+        if self.scenes_per_video.min < 2:
+            problems.append("scenes_per_video.min must be at least 2 (a transition needs two scenes)")
+        if self.scene_seconds.min <= 0:
+            problems.append("scene_seconds.min must be positive")
+        for name in self.visual:
+            if name not in SIMULATED_VISUAL:
+                problems.append(f"visual.{name}: unknown visual variable (use {', '.join(SIMULATED_VISUAL)})")
+        for name in REQUIRED_VISUAL:
+            if name not in self.visual:
+                problems.append(f"visual.{name}: missing (the published features need it)")
+        for name in self.music:
+            if name not in SIMULATED_MUSIC:
+                problems.append(f"music.{name}: unknown musical variable (use {', '.join(SIMULATED_MUSIC)})")
+        for name in REQUIRED_MUSIC:
+            if name not in self.music:
+                problems.append(f"music.{name}: missing (the published features need it)")
+        if len(set(self.action.labels)) != len(self.action.labels):
+            problems.append("action.labels: duplicate label")
+        if len(set(self.objects.labels)) != len(self.objects.labels):
+            problems.append("objects.labels: duplicate label")
+        rule_causes: set[str] = set()
+        for i, rule in enumerate(self.rules):
+            where = f"rules[{i}]"
+            if isinstance(rule, NumericRule | ModeRule):
+                rule_causes.add(rule.cause)
+                if rule.cause not in self.visual:
+                    problems.append(f"{where}.cause: {rule.cause!r} is not a visual variable of this world")
+            if isinstance(rule, NumericRule | ActionRule | ObjectRule) and rule.effect not in self.music:
+                problems.append(f"{where}.effect: {rule.effect!r} is not a musical variable of this world")
+            if isinstance(rule, ActionRule) and rule.to not in self.action.labels:
+                problems.append(f"{where}.to: {rule.to!r} is not in action.labels")
+            if isinstance(rule, ObjectRule) and rule.appears not in self.objects.labels:
+                problems.append(f"{where}.appears: {rule.appears!r} is not in objects.labels")
+        for i, trend in enumerate(self.trends):
+            where = f"trends[{i}]"
+            if trend.visual not in self.visual:
+                problems.append(f"{where}.visual: {trend.visual!r} is not a visual variable of this world")
+            if trend.music not in self.music:
+                problems.append(f"{where}.music: {trend.music!r} is not a musical variable of this world")
+            if trend.visual in rule_causes:
+                # A trend on a rule's cause would make that cause depend on earlier musical changes.
+                problems.append(
+                    f"{where}.visual: {trend.visual!r} is also a rule cause; pick another variable"
+                )
+        for name in (*self.visual, *self.music):
+            if name not in ev.READABLE:
+                problems.append(f"{name}: not in the karma.events vocabulary")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def load_world(path: str | Path) -> WorldConfig:
+    """Read and validate a world file (``.yaml``/``.yml`` or ``.json``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorldConfigError(f"{path}: cannot read world file: {exc}") from exc
+    try:
+        raw = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise WorldConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise WorldConfigError(f"{path}: a world file must hold a mapping, got {type(raw).__name__}")
+    try:
+        return WorldConfig.model_validate(raw)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+        )
+        raise WorldConfigError(f"{path}: invalid world config: {details}") from exc

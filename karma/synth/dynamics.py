@@ -1,0 +1,270 @@
+"""Scene-by-scene simulation of a world, vectorised over videos with numpy.
+
+Every array has shape ``(videos, max_scenes)``; column ``s`` holds scene ``s`` and, for change arrays,
+the change across the cut from scene ``s-1`` into scene ``s`` (column 0 of a change array is unused).
+A cut is drawn for all videos at once; cuts in which no rule fired are redrawn (every transition then
+carries at least one observable cause -> effect pair for its questions). Visual steps are drawn
+independently of everything that happened before, so a true cause never depends on earlier music.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig
+
+
+class WorldTooQuietError(RuntimeError):
+    """No rule fires in some cut even after many redraws: the world's thresholds or steps don't fit."""
+
+
+@dataclass
+class Simulation:
+    """The simulated values of every scene of every video."""
+
+    n_scenes: np.ndarray
+    """(V,) scenes per video."""
+    start_ms: np.ndarray
+    """(V, S+1) scene boundaries in milliseconds; scene s spans [start_ms[s], start_ms[s+1])."""
+    visual: dict[str, np.ndarray]
+    """Numeric visual variable -> (V, S) values (rounded as written)."""
+    visual_dir: dict[str, np.ndarray]
+    """Numeric visual variable -> (V, S) change direction across the cut into s (+1, 0, -1)."""
+    action: np.ndarray
+    """(V, S) index into ``world.action.labels``."""
+    action_score: np.ndarray
+    """(V, S) tagger score of the main action."""
+    second_action: np.ndarray
+    """(V, S) index of a weaker runner-up action label."""
+    second_score: np.ndarray
+    """(V, S) score of the runner-up."""
+    objects: np.ndarray
+    """(V, S, K) presence of each object label."""
+    object_score: np.ndarray
+    """(V, S, K) detector score of each object (meaningful where present)."""
+    music: dict[str, np.ndarray]
+    """Numeric musical variable -> (V, S) values."""
+    music_dir: dict[str, np.ndarray]
+    """Numeric musical variable -> (V, S) change direction."""
+    tonic: np.ndarray
+    """(V, S) pitch class of the key's tonic (0 = C)."""
+    minor: np.ndarray
+    """(V, S) True for a minor key."""
+    mode_dir: np.ndarray
+    """(V, S) +1 minor -> major, -1 major -> minor, 0 none."""
+    regimes: list[np.ndarray]
+    """Per trend, (V, S) regime of the cut into s (+1 up, 0 flat, -1 down); column 0: before the video."""
+    redraws: int
+    """How many cuts had to be redrawn because no rule fired in them."""
+
+
+def _direction(new: np.ndarray, old: np.ndarray, threshold: float) -> np.ndarray:
+    delta = new - old
+    return (delta >= threshold).astype(np.int8) - (delta <= -threshold).astype(np.int8)
+
+
+def _scene_counts(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> np.ndarray:
+    low, high = world.scenes_per_video.min - 1, world.scenes_per_video.max - 1
+    n_trans = rng.integers(low, high + 1, size=n_videos)
+    if world.total_transitions is not None:
+        target = round(world.total_transitions * n_videos / world.videos)
+        if not low * n_videos <= target <= high * n_videos:
+            raise ValueError(
+                f"total_transitions={world.total_transitions} cannot be met with {n_videos} videos of "
+                f"{world.scenes_per_video.min}-{world.scenes_per_video.max} scenes"
+            )
+        diff = target - int(n_trans.sum())
+        while diff != 0:
+            eligible = np.nonzero(n_trans < high if diff > 0 else n_trans > low)[0]
+            pick = rng.choice(eligible, size=min(abs(diff), eligible.size), replace=False)
+            n_trans[pick] += 1 if diff > 0 else -1
+            diff += -pick.size if diff > 0 else pick.size
+    return n_trans + 1
+
+
+def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Simulation:
+    """Simulate ``n_videos`` videos of ``world``."""
+    n_scenes = _scene_counts(world, n_videos, rng)
+    n_max = int(n_scenes.max())
+    shape = (n_videos, n_max)
+    seconds = rng.uniform(world.scene_seconds.min, world.scene_seconds.max, size=shape)
+    start_ms = np.zeros((n_videos, n_max + 1), dtype=np.int64)
+    start_ms[:, 1:] = np.cumsum(np.round(seconds * 1000).astype(np.int64), axis=1)
+
+    visual = {name: np.zeros(shape) for name in world.visual}
+    visual_dir = {name: np.zeros(shape, dtype=np.int8) for name in world.visual}
+    music = {name: np.zeros(shape) for name in world.music}
+    music_dir = {name: np.zeros(shape, dtype=np.int8) for name in world.music}
+    labels = world.action.labels
+    n_labels = len(labels)
+    action = np.zeros(shape, dtype=np.int64)
+    n_objects = len(world.objects.labels)
+    objects = np.zeros((*shape, n_objects), dtype=bool)
+    tonic = np.zeros(shape, dtype=np.int64)
+    minor = np.zeros(shape, dtype=bool)
+    mode_dir = np.zeros(shape, dtype=np.int8)
+    regimes = [np.zeros(shape, dtype=np.int8) for _ in world.trends]
+
+    # First scene of every video.
+    for name, cfg in world.visual.items():
+        first = np.clip(rng.normal(cfg.mean, cfg.sd, n_videos), cfg.low, cfg.high)
+        visual[name][:, 0] = np.round(first, cfg.decimals)
+    for name, cfg in world.music.items():
+        first = np.clip(rng.normal(cfg.mean, cfg.sd, n_videos), cfg.low, cfg.high)
+        music[name][:, 0] = np.round(first, cfg.decimals)
+    action[:, 0] = rng.integers(0, n_labels, n_videos)
+    objects[:, 0] = rng.random((n_videos, n_objects)) < world.objects.initial_probability
+    tonic[:, 0] = rng.integers(0, 12, n_videos)
+    minor[:, 0] = rng.random(n_videos) >= world.key.major_probability
+    for k, trend in enumerate(world.trends):
+        regimes[k][:, 0] = _draw_regime(trend, n_videos, rng)
+
+    label_index = {label: i for i, label in enumerate(labels)}
+    object_index = {label: i for i, label in enumerate(world.objects.labels)}
+
+    def draw_cut(idx: np.ndarray, s: int) -> np.ndarray:
+        """Draw the cut into scene ``s`` for videos ``idx``; return which of them had a rule fire."""
+        n = idx.size
+        for k, trend in enumerate(world.trends):
+            keep = rng.random(n) < trend.persistence
+            regimes[k][idx, s] = np.where(keep, regimes[k][idx, s - 1], _draw_regime(trend, n, rng))
+        for name, cfg in world.visual.items():
+            step = rng.normal(0.0, cfg.step_sd, n)
+            if cfg.jump_probability > 0:
+                jump = rng.random(n) < cfg.jump_probability
+                step = np.where(jump, rng.normal(0.0, cfg.jump_sd, n), step)
+            for k, trend in enumerate(world.trends):
+                if trend.visual == name:
+                    step = step + trend.visual_shift * regimes[k][idx, s - trend.visual_lag]
+            prev = visual[name][idx, s - 1]
+            new = np.round(np.clip(prev + step, cfg.low, cfg.high), cfg.decimals)
+            visual[name][idx, s] = new
+            visual_dir[name][idx, s] = _direction(new, prev, cfg.threshold)
+        prev_action = action[idx, s - 1]
+        switch = rng.random(n) < world.action.switch_probability
+        offset = rng.integers(1, n_labels, n)
+        new_action = np.where(switch, (prev_action + offset) % n_labels, prev_action)
+        action[idx, s] = new_action
+        prev_objects = objects[idx, s - 1]
+        u = rng.random((n, n_objects))
+        new_objects = np.where(
+            prev_objects, u >= world.objects.disappear_probability, u < world.objects.appear_probability
+        )
+        objects[idx, s] = new_objects
+
+        deltas = {name: rng.normal(0.0, cfg.noise_sd, n) for name, cfg in world.music.items()}
+        for rule in world.rules:
+            if isinstance(rule, NumericRule):
+                cause_cfg = world.visual[rule.cause]
+                change = visual[rule.cause][idx, s] - visual[rule.cause][idx, s - 1]
+                effect_scale = world.music[rule.effect].scale
+                deltas[rule.effect] += (
+                    rule.sign * rule.strength * effect_scale * change / cause_cfg.change_scale
+                )
+            elif isinstance(rule, ActionRule):
+                target = label_index[rule.to]
+                happened = (new_action == target) & (prev_action != target)
+                applied = happened & (rng.random(n) < rule.probability)
+                deltas[rule.effect] += np.where(
+                    applied, rule.shift if rule.direction == "up" else -rule.shift, 0
+                )
+            elif isinstance(rule, ObjectRule):
+                j = object_index[rule.appears]
+                happened = new_objects[:, j] & ~prev_objects[:, j]
+                applied = happened & (rng.random(n) < rule.probability)
+                deltas[rule.effect] += np.where(
+                    applied, rule.shift if rule.direction == "up" else -rule.shift, 0
+                )
+        for k, trend in enumerate(world.trends):
+            deltas[trend.music] += trend.music_shift * regimes[k][idx, s]
+        for name, cfg in world.music.items():
+            prev = music[name][idx, s - 1]
+            new = np.round(np.clip(prev + deltas[name], cfg.low, cfg.high), cfg.decimals)
+            music[name][idx, s] = new
+            music_dir[name][idx, s] = _direction(new, prev, cfg.threshold)
+
+        prev_minor = minor[idx, s - 1]
+        flip_mode = rng.random(n) < world.key.mode_flip_noise
+        for rule in world.rules:
+            if isinstance(rule, ModeRule):
+                cause_happened = visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
+                source_ok = prev_minor if rule.direction == "minor_to_major" else ~prev_minor
+                flip_mode |= cause_happened & source_ok & (rng.random(n) < rule.probability)
+        new_minor = prev_minor ^ flip_mode
+        # A mode flip goes to the relative key (C major <-> A minor): three semitones down or up.
+        new_tonic = tonic[idx, s - 1] + np.where(flip_mode, np.where(prev_minor, 3, -3), 0)
+        modulate = ~flip_mode & (rng.random(n) < world.key.modulation_probability)
+        interval = rng.choice(np.array([2, 5, 7, 10]), size=n)
+        new_tonic = np.where(modulate, new_tonic + interval, new_tonic) % 12
+        tonic[idx, s] = new_tonic
+        minor[idx, s] = new_minor
+        mode_dir[idx, s] = np.where(flip_mode, np.where(prev_minor, 1, -1), 0)
+
+        fired = np.zeros(n, dtype=bool)
+        for rule in world.rules:
+            if isinstance(rule, NumericRule):
+                cause_dir = visual_dir[rule.cause][idx, s]
+                fired |= (cause_dir != 0) & (music_dir[rule.effect][idx, s] == cause_dir * rule.sign)
+            elif isinstance(rule, ActionRule):
+                target = label_index[rule.to]
+                happened = (new_action == target) & (prev_action != target)
+                fired |= happened & (music_dir[rule.effect][idx, s] == (1 if rule.direction == "up" else -1))
+            elif isinstance(rule, ObjectRule):
+                j = object_index[rule.appears]
+                happened = new_objects[:, j] & ~prev_objects[:, j]
+                fired |= happened & (music_dir[rule.effect][idx, s] == (1 if rule.direction == "up" else -1))
+            elif isinstance(rule, ModeRule):
+                cause_happened = visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
+                fired |= cause_happened & (
+                    mode_dir[idx, s] == (1 if rule.direction == "minor_to_major" else -1)
+                )
+        return fired
+
+    redraws = 0
+    for s in range(1, n_max):
+        todo = np.nonzero(n_scenes > s)[0]
+        for _ in range(world.questions.max_redraws):
+            if todo.size == 0:
+                break
+            fired = draw_cut(todo, s)
+            todo = todo[~fired]
+            redraws += todo.size
+        else:
+            if todo.size:
+                raise WorldTooQuietError(
+                    f"world {world.name!r}: no rule fired in cut {s} of {todo.size} video(s) after "
+                    f"{world.questions.max_redraws} redraws; raise step sizes or lower the rule thresholds"
+                )
+
+    action_score = np.round(rng.uniform(0.55, 0.95, shape), 3)
+    second_action = (action + rng.integers(1, n_labels, shape)) % n_labels
+    second_score = np.round(rng.uniform(0.02, 1.0, shape) * (1.0 - action_score) * 0.9, 3)
+    object_score = np.round(rng.uniform(0.5, 0.99, (*shape, n_objects)), 3)
+    return Simulation(
+        n_scenes=n_scenes,
+        start_ms=start_ms,
+        visual=visual,
+        visual_dir=visual_dir,
+        action=action,
+        action_score=action_score,
+        second_action=second_action,
+        second_score=second_score,
+        objects=objects,
+        object_score=object_score,
+        music=music,
+        music_dir=music_dir,
+        tonic=tonic,
+        minor=minor,
+        mode_dir=mode_dir,
+        regimes=regimes,
+        redraws=redraws,
+    )
+
+
+def _draw_regime(trend, n: int, rng: np.random.Generator) -> np.ndarray:  # type: ignore[no-untyped-def]
+    u = rng.random(n)
+    return np.where(
+        u < trend.up_probability, 1, np.where(u < trend.up_probability + trend.down_probability, -1, 0)
+    ).astype(np.int8)

@@ -1,0 +1,363 @@
+"""Three multiple-choice questions per transition, each answered by the world's rules.
+
+* Evidence Reasoning (audio visible): a visual change happened; which musical change does it explain?
+  Or (share ``effect_to_cause_probability``) a musical change happened; which on-screen change explains it?
+* Predictive (current audio hidden): a visual change happened; which musical change should follow?
+* Counterfactual: had a visual change gone another way, which musical change would it have caused?
+
+Options are event titles from :mod:`karma.events` (``loudness increases``, ``mode shifts from major to
+minor``), so a scorer without a model can match them to graph nodes. Distractors come from the same
+vocabulary and are never a ground-truth effect (or cause) of the asked change. Question texts avoid the
+words of the option vocabulary (numbers with arrows instead of "increases"), the position of the
+answer is balanced by blocks of four, and the answer's length rank is steered so that "pick the longest
+option" stays at chance.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from karma.events import parse_event_id
+from karma.records import OPTION_LETTERS
+from karma.synth.truth import GroundTruth, visual_event
+
+UNITS = {"loudness": " dB", "tempo": " BPM", "valence": " (1-9 scale)", "arousal": " (1-9 scale)"}
+VISUAL_NAMES = {
+    "brightness": "brightness",
+    "saturation": "colour saturation",
+    "contrast": "contrast",
+    "motion": "motion",
+    "visual_intensity": "overall visual intensity",
+}
+INTRO = "Across the cut between the past scene and the current scene, "
+
+
+@dataclass
+class Cut:
+    """What one transition looks like, in the terms the question templates need."""
+
+    visual_before: dict[str, float]
+    visual_after: dict[str, float]
+    music_before: dict[str, float]
+    music_after: dict[str, float]
+    key_before: str
+    key_after: str
+    past_minor: bool
+    action_before: str
+    action_after: str
+    objects_before: set[str]
+    objects_after: set[str]
+    visual_events: list[str]
+    music_events: list[str]
+    fired: list[tuple[str, str]]
+
+
+@dataclass
+class DraftQuestion:
+    """A question plus its truth record (the part of question_truth.jsonl that is not ids)."""
+
+    type: str
+    question: str
+    options: dict[str, str]
+    answer: str
+    explanation: str
+    form: str
+    cause_events: list[str]
+    effect_event: str
+    answer_event: str
+    option_events: dict[str, str]
+
+
+@dataclass
+class _LengthSteer:
+    """Error diffusion that keeps 'the answer is the strictly longest option' at a 25% rate."""
+
+    asked: int = 0
+    longest: float = 0.0
+
+
+@dataclass
+class QuestionMaker:
+    """Draws the questions of a world transition by transition (stateful: letter blocks, steering)."""
+
+    truth: GroundTruth
+    rng: random.Random
+    music_vocab: list[str]
+    visual_numeric_vocab: list[str]
+    action_vocab: list[str]
+    object_vocab: list[str]
+    effect_to_cause_probability: float
+    trap_probability: float
+    visual_ranges: dict[str, tuple[float, float, float, float]]
+    """visual variable -> (low, high, threshold, scale)."""
+    _titles: dict[str, str] = field(default_factory=dict)
+    _letters: list[str] = field(default_factory=list)
+    _steer: dict[str, _LengthSteer] = field(default_factory=dict)
+
+    # -- vocabulary -----------------------------------------------------------------------------
+    def title(self, event_id: str) -> str:
+        title = self._titles.get(event_id)
+        if title is None:
+            title = self._titles[event_id] = parse_event_id(event_id).title
+        return title
+
+    def _next_letter(self) -> str:
+        if not self._letters:
+            block = list(OPTION_LETTERS)
+            self.rng.shuffle(block)
+            self._letters = block
+        return self._letters.pop()
+
+    # -- text -----------------------------------------------------------------------------------
+    @staticmethod
+    def _fmt(value: float) -> str:
+        return f"{value:.1f}"
+
+    def describe_visual(self, event_id: str, cut: Cut) -> str:
+        _, variable, direction = event_id.split(":", 2)
+        if variable == "action":
+            return f"the main action went {cut.action_before} → {cut.action_after}"
+        if variable == "object":
+            label = direction.split(":", 1)[1]
+            return f"{_article(label)} {label} came into view"
+        name = VISUAL_NAMES.get(variable, variable)
+        before, after = cut.visual_before[variable], cut.visual_after[variable]
+        return f"{name} went {self._fmt(before)} → {self._fmt(after)}"
+
+    def describe_music(self, event_id: str, cut: Cut) -> str:
+        _, variable, _ = event_id.split(":", 2)
+        if variable == "mode":
+            return f"key went {cut.key_before} → {cut.key_after}"
+        before, after = cut.music_before[variable], cut.music_after[variable]
+        return f"{variable} went {self._fmt(before)} → {self._fmt(after)}{UNITS.get(variable, '')}"
+
+    # -- option sets ----------------------------------------------------------------------------
+    def _options(
+        self, kind: str, answer: str, pools: list[list[str]], traps: list[str]
+    ) -> tuple[dict[str, str], dict[str, str], str]:
+        """Pick three distractors from the first pool with enough distinct titles; place the answer."""
+        answer_title = self.title(answer)
+        pool: list[str] = []
+        for candidate in pools:
+            seen = {answer_title}
+            pool = []
+            for event_id in candidate:
+                title = self.title(event_id)
+                if title not in seen:
+                    seen.add(title)
+                    pool.append(event_id)
+            if len(pool) >= 3:
+                break
+        if len(pool) < 3:
+            raise ValueError(f"not enough distractors for {answer!r} (pool {pool})")
+        rng = self.rng
+        steer = self._steer.setdefault(kind, _LengthSteer())
+        length = len(answer_title)
+        want_longest = rng.random() < 0.25 * (steer.asked + 1) - steer.longest
+        chosen: list[str] = []
+        trap_pool = [t for t in traps if t in pool]
+        if want_longest:
+            trap_pool = [t for t in trap_pool if len(self.title(t)) < length]
+        if trap_pool and rng.random() < self.trap_probability:
+            chosen.append(rng.choice(trap_pool))
+        rest = [e for e in pool if e not in chosen]
+        shorter = [e for e in rest if len(self.title(e)) < length]
+        if want_longest and len(shorter) >= 3 - len(chosen):
+            chosen += rng.sample(shorter, 3 - len(chosen))
+        else:
+            if not any(len(self.title(e)) > length for e in chosen):
+                longer = [e for e in rest if len(self.title(e)) > length]
+                if longer:
+                    chosen.append(rng.choice(longer))
+            rest = [e for e in pool if e not in chosen]
+            chosen += rng.sample(rest, 3 - len(chosen))
+        lengths = [len(self.title(e)) for e in chosen]
+        top = max(lengths)
+        if length > top:
+            steer.longest += 1.0
+        elif length == top:
+            steer.longest += 1.0 / (1 + lengths.count(top))
+        steer.asked += 1
+
+        letter = self._next_letter()
+        rng.shuffle(chosen)
+        others = iter(chosen)
+        option_events = {x: (answer if x == letter else next(others)) for x in OPTION_LETTERS}
+        options = {x: self.title(e) for x, e in option_events.items()}
+        return options, option_events, letter
+
+    # -- the three questions ----------------------------------------------------------------------
+    def make(self, cut: Cut) -> list[DraftQuestion]:
+        rng = self.rng
+        fired = cut.fired
+        first = rng.choice(fired)
+        others = [p for p in fired if p[0] != first[0]] or [p for p in fired if p != first] or [first]
+        second = rng.choice(others)
+        evidential = (
+            self._effect_to_cause(first, cut)
+            if rng.random() < self.effect_to_cause_probability
+            else self._cause_to_effect(first, cut)
+        )
+        return [evidential, self._predictive(second, cut), self._counterfactual(cut)]
+
+    def _strength(self, cause: str, effect: str) -> float:
+        return self.truth.edge_of[(cause, effect)].strength
+
+    def _cause_to_effect(self, pair: tuple[str, str], cut: Cut) -> DraftQuestion:
+        cause, effect = pair
+        excluded = set(self.truth.effects_of.get(cause, ()))
+        pool = [e for e in self.music_vocab if e not in excluded]
+        traps = [e for e in cut.music_events if e not in excluded]
+        options, option_events, letter = self._options("evidential-ce", effect, [pool], traps)
+        seen = self.describe_visual(cause, cut)
+        text = f"{INTRO}{seen}. Which change in the current scene's soundtrack does this on-screen change explain?"
+        explanation = (
+            f"{_cap(seen)} ({self.title(cause)}). In this world {self.title(cause)} causes "
+            f"{self.title(effect)} (rule strength {self._strength(cause, effect):.2f}), and the current scene "
+            f"shows it: {self.describe_music(effect, cut)}. The other options are not effects of this change."
+        )
+        return DraftQuestion(
+            "Evidence Reasoning", text, options, letter, explanation, "cause_to_effect",
+            [cause], effect, effect, option_events,
+        )  # fmt: skip
+
+    def _effect_to_cause(self, pair: tuple[str, str], cut: Cut) -> DraftQuestion:
+        cause, effect = pair
+        excluded = set(self.truth.causes_of.get(effect, ())) | self.truth.proxies_of.get(effect, set())
+        vocab = (
+            self.visual_numeric_vocab
+            + self.rng.sample(self.action_vocab, min(4, len(self.action_vocab)))
+            + self.rng.sample(self.object_vocab, min(3, len(self.object_vocab)))
+        )
+        pool = [e for e in vocab if e not in excluded]
+        partners = self.truth.trend_partners_of.get(effect, set())
+        occurred = [
+            e for e in cut.visual_events if e not in excluded and not e.startswith("visual:object:disappears")
+        ]
+        traps = [e for e in occurred if e in partners] or occurred
+        pool += [e for e in traps if e not in pool]
+        options, option_events, letter = self._options("evidential-ec", cause, [pool], traps)
+        heard = self.describe_music(effect, cut)
+        text = f"{INTRO}the soundtrack's {heard}. Which on-screen change best explains this?"
+        explanation = (
+            f"{_cap(heard)} ({self.title(effect)}). Of the options only {self.title(cause)} causes "
+            f"{self.title(effect)} in this world (rule strength {self._strength(cause, effect):.2f}), and it "
+            f"happened: {self.describe_visual(cause, cut)}. The other options did not happen or do not cause it."
+        )
+        return DraftQuestion(
+            "Evidence Reasoning", text, options, letter, explanation, "effect_to_cause",
+            [cause], effect, cause, option_events,
+        )  # fmt: skip
+
+    def _predictive(self, pair: tuple[str, str], cut: Cut) -> DraftQuestion:
+        cause, effect = pair
+        own = set(self.truth.effects_of.get(cause, ()))
+        strict = own.union(*(self.truth.effects_of.get(v, ()) for v in cut.visual_events))
+        pools = [
+            [e for e in self.music_vocab if e not in strict],
+            [e for e in self.music_vocab if e not in own],
+        ]
+        traps = [e for e in cut.music_events if e not in strict]
+        options, option_events, letter = self._options("predictive", effect, pools, traps)
+        seen = self.describe_visual(cause, cut)
+        text = (
+            f"The current scene's audio is hidden. {INTRO}{seen}. "
+            "Which change should the current scene's soundtrack most likely show?"
+        )
+        explanation = (
+            f"{_cap(seen)} ({self.title(cause)}), which in this world causes {self.title(effect)} "
+            f"(rule strength {self._strength(cause, effect):.2f}). The hidden audio indeed shows it: "
+            f"{self.describe_music(effect, cut)}."
+        )
+        return DraftQuestion(
+            "Predictive", text, options, letter, explanation, "cause_to_effect",
+            [cause], effect, effect, option_events,
+        )  # fmt: skip
+
+    def _counterfactual_candidates(self, cut: Cut) -> list[tuple[str, str, str]]:
+        """(counterfactual cause event, text of what happened, text of the alternative)."""
+        out: list[tuple[str, str, str]] = []
+        for cause in self.truth.effects_of:
+            _, variable, direction = cause.split(":", 2)
+            if variable in self.visual_ranges:
+                if visual_event(variable, direction) in cut.visual_events:
+                    continue
+                low, high, threshold, scale = self.visual_ranges[variable]
+                before = cut.visual_before[variable]
+                step = max(1.5 * threshold, scale)
+                alternative = min(before + step, high) if direction == "up" else max(before - step, low)
+                if abs(alternative - before) < threshold:
+                    continue
+                name = VISUAL_NAMES.get(variable, variable)
+                happened = f"{name} went {self._fmt(before)} → {self._fmt(cut.visual_after[variable])}"
+                instead = f"{name} had instead gone {self._fmt(before)} → {self._fmt(alternative)}"
+                out.append((cause, happened, instead))
+            elif variable == "action":
+                source, target = direction.split("->", 1)
+                if source != cut.action_before or cut.action_after == target:
+                    continue
+                happened = (
+                    f"the main action stayed {cut.action_before}"
+                    if cut.action_after == cut.action_before
+                    else f"the main action went {cut.action_before} → {cut.action_after}"
+                )
+                instead = f"the main action had instead gone {cut.action_before} → {target}"
+                out.append((cause, happened, instead))
+            elif variable == "object":
+                label = direction.split(":", 1)[1]
+                if label in cut.objects_before or label in cut.objects_after:
+                    continue
+                out.append(
+                    (cause, f"no {label} was in view", f"{_article(label)} {label} had come into view")
+                )
+        out.sort()
+        return out
+
+    def _feasible_effects(self, cause: str, cut: Cut) -> list[str]:
+        effects = []
+        for effect in self.truth.effects_of[cause]:
+            if effect == "music:mode:major_to_minor" and cut.past_minor:
+                continue
+            if effect == "music:mode:minor_to_major" and not cut.past_minor:
+                continue
+            effects.append(effect)
+        return effects
+
+    def _counterfactual(self, cut: Cut) -> DraftQuestion:
+        rng = self.rng
+        candidates = [c for c in self._counterfactual_candidates(cut) if self._feasible_effects(c[0], cut)]
+        if not candidates:
+            raise ValueError("no counterfactual visual change is possible in this cut")
+        cause, happened, instead = rng.choice(candidates)
+        effect = rng.choice(self._feasible_effects(cause, cut))
+        variable = cause.split(":")[1]
+        own = set(self.truth.effects_of[cause])
+        still = [v for v in cut.visual_events if v.split(":")[1] != variable]
+        strict = own.union(*(self.truth.effects_of.get(v, ()) for v in still))
+        pools = [
+            [e for e in self.music_vocab if e not in strict],
+            [e for e in self.music_vocab if e not in own],
+        ]
+        traps = [e for e in cut.music_events if e not in strict]
+        options, option_events, letter = self._options("counterfactual", effect, pools, traps)
+        text = (
+            f"{INTRO}{happened}. Suppose {instead}. "
+            "Which change would the current scene's soundtrack most likely have shown?"
+        )
+        explanation = (
+            f"The alternative would be {self.title(cause)}, which in this world causes {self.title(effect)} "
+            f"(rule strength {self._strength(cause, effect):.2f}). The other options are not effects of that change."
+        )
+        return DraftQuestion(
+            "Counterfactual", text, options, letter, explanation, "counterfactual",
+            [cause], effect, effect, option_events,
+        )  # fmt: skip
+
+
+def _article(label: str) -> str:
+    return "an" if label[:1].lower() in "aeiou" else "a"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
