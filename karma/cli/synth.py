@@ -1,11 +1,120 @@
-"""CLI for issue #3 (placeholder until that issue lands)."""
+"""``karma synth``: generate a synthetic world with known causes (features, QA, ground truth, media)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
+DEFAULT_WORLD = Path(__file__).resolve().parents[2] / "data" / "worlds" / "default.yaml"
+MEDIA_DEFAULT_VIDEOS = 3
 
-def synth() -> None:
-    """Not implemented yet (issue #3)."""
-    typer.echo("not implemented yet (issue #3)", err=True)
-    raise typer.Exit(2)
+
+def _scene_seconds(value: str) -> tuple[float, float]:
+    low, sep, high = value.partition("-")
+    try:
+        lo = float(low)
+        hi = float(high) if sep else lo
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected SECONDS or MIN-MAX, got {value!r}") from exc
+    if lo <= 0 or hi < lo:
+        raise typer.BadParameter(f"expected positive seconds with MIN <= MAX, got {value!r}")
+    return lo, hi
+
+
+def synth(
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; files are overwritten)."),
+    world: Path = typer.Option(
+        DEFAULT_WORLD,
+        "--world",
+        "-w",
+        help="World config (YAML or JSON).",
+        show_default="data/worlds/default.yaml",
+    ),
+    videos: int | None = typer.Option(
+        None,
+        "--videos",
+        "-n",
+        min=1,
+        help=f"Number of videos [default: the world's count; {MEDIA_DEFAULT_VIDEOS} with --media].",
+    ),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed (same seed -> identical files)."),
+    media: bool = typer.Option(
+        False, "--media", help="Also render mp4 scene clips with audio and one full video per id."
+    ),
+    width: int = typer.Option(320, "--width", min=32, help="Media frame width in pixels."),
+    height: int = typer.Option(180, "--height", min=32, help="Media frame height in pixels."),
+    fps: int = typer.Option(24, "--fps", min=1, max=120, help="Media frames per second."),
+    scene_seconds: str | None = typer.Option(
+        None,
+        "--scene-seconds",
+        help="Scene duration, SECONDS or MIN-MAX (overrides the world's scene_seconds).",
+    ),
+) -> None:
+    """Generate a synthetic Karma-MV world whose causal rules are known.
+
+    Writes <video_id>_qa.json and <video_id>_causal_features.json in the published formats, plus
+    ground_truth.json (true causal edges, planted non-causal pairs), question_truth.jsonl (what each
+    question asks and why its answer is right) and world.json. With --media, also real mp4 clips
+    (clips/<video_id>/scene_NNN.mp4) and full videos (videos/<video_id>.mp4) with hard cuts.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from karma.synth import WorldConfigError, WorldTooQuietError, generate, load_world
+
+    console = Console(stderr=True)
+    try:
+        config = load_world(world)
+    except WorldConfigError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if scene_seconds is not None:
+        low, high = _scene_seconds(scene_seconds)
+        config = config.model_copy(
+            update={"scene_seconds": config.scene_seconds.model_copy(update={"min": low, "max": high})}
+        )
+    if videos is None and media:
+        videos = MEDIA_DEFAULT_VIDEOS
+    media_options = None
+    if media:
+        from karma.synth.media import MediaOptions
+
+        media_options = MediaOptions(width=width, height=height, fps=fps, seed=seed)
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        tasks: dict[str, int] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                label = "videos (features + QA)" if stage == "features" else "videos (mp4 media)"
+                tasks[stage] = progress.add_task(label, total=total)
+            progress.update(tasks[stage], completed=done)
+
+        try:
+            summary = generate(
+                config,
+                out,
+                videos=videos,
+                seed=seed,
+                media=media,
+                media_options=media_options,
+                progress=report,
+            )
+        except (ValueError, WorldTooQuietError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from exc
+    console.print(
+        f"world [bold]{summary.world}[/bold] seed {summary.seed}: {summary.videos} videos, "
+        f"{summary.transitions} transitions, {summary.questions} questions, "
+        f"{summary.causal_edges} true causal edges"
+        + (f", {summary.media_files} mp4 files" if media else "")
+        + f" in {summary.seconds:.1f} s -> {summary.out_dir}"
+    )
