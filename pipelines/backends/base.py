@@ -86,5 +86,5 @@ class Backend(ABC):
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         """Answer a batch of requests, one Completion per request, in order."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional hook: most backends hold nothing to release)
         """Release resources (servers, GPU memory). Safe to call twice."""

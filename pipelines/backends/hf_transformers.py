@@ -1,0 +1,183 @@
+"""A local Hugging Face causal LM run with transformers (a model folder, a hub id, or a GGUF file).
+
+A GGUF is converted once to a cached safetensors folder (see ``hf_convert``). Decoding is greedy by
+default. When a request sets ``choices``, every step may only pick tokens that continue one of the
+tokenised choices (a prefix trie), and end-of-sequence only once a choice is complete, so the output
+is exactly one of them. Text-only: video/audio models (Qwen2.5-Omni) have their own pipeline code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pipelines.backends._common import error_completion, text_messages
+from pipelines.backends.base import Backend, ChatRequest, Completion
+from pipelines.models import file_sha256, smollm2_gguf_path
+
+
+class TransformersBackend(Backend):
+    """A causal LM loaded with ``AutoModelForCausalLM``."""
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        gguf_file: str | None = None,
+        device: str = "cpu",
+        dtype: str = "float32",
+        cache_root: str | Path | None = None,
+        local_files_only: bool = True,
+    ):
+        """Load the model.
+
+        model: a model folder, a hub id, or a .gguf file; default: the packaged SmolLM2 GGUF.
+        gguf_file: a GGUF file name inside the ``model`` folder (the transformers convention).
+        device: torch device (``cpu``, ``cuda``).
+        dtype: torch dtype name for the weights.
+        cache_root: where converted GGUFs are cached; default: karma's cache folder.
+        local_files_only: never contact the Hugging Face hub (our machines are offline).
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from pipelines.backends.hf_convert import converted_gguf_dir
+
+        source = Path(model) if model is not None else smollm2_gguf_path()
+        if gguf_file:
+            source = Path(source) / gguf_file
+        self._gguf: Path | None = None
+        if str(source).endswith(".gguf"):
+            self._gguf = Path(source)
+            folder: str | Path = converted_gguf_dir(source, cache_root)
+        else:
+            folder = source if Path(source).exists() else str(model)
+        self.source = str(source)
+        self.folder = folder
+        self.device = device
+        self.dtype = dtype
+        self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=getattr(torch, dtype), local_files_only=local_files_only
+        ).to(device)
+        self.model.eval()
+        self._lock = threading.Lock()
+        self._model_id: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        if self._model_id is None:
+            self._model_id = _identify(self._gguf, self.folder)
+        return self._model_id
+
+    @property
+    def settings(self) -> dict[str, object]:
+        return {"backend": self.name, "model": self.model_id, "dtype": self.dtype}
+
+    def generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        # Sequential: on CPU a padded batch of a 135M model gains little and changes nothing else.
+        return [self._one(request) for request in requests]
+
+    def _one(self, request: ChatRequest) -> Completion:
+        import torch
+
+        start = time.perf_counter()
+        try:
+            messages = text_messages(request, self.name)
+            enc = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            input_ids = enc["input_ids"].to(self.device)
+            attention = enc["attention_mask"].to(self.device)
+            prompt_len = int(input_ids.shape[1])
+            kwargs: dict[str, Any] = {"max_new_tokens": request.max_tokens}
+            eos = self._eos_ids()
+            if request.choices:
+                trie = _ChoiceTrie([self._choice_ids(c) for c in request.choices])
+                kwargs["prefix_allowed_tokens_fn"] = trie.allowed_fn(prompt_len, eos)
+                kwargs["max_new_tokens"] = max(request.max_tokens, trie.depth + 1)
+            if request.temperature > 0:
+                torch.manual_seed(request.seed)
+                kwargs.update(do_sample=True, temperature=request.temperature)
+            else:
+                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos[0]
+            with self._lock, torch.inference_mode():
+                out = self.model.generate(
+                    input_ids=input_ids, attention_mask=attention, pad_token_id=pad, **kwargs
+                )
+            new = out[0, prompt_len:].tolist()
+        except Exception as exc:  # never raise per request: record it
+            return error_completion(exc, time.perf_counter() - start)
+        finished = bool(new) and new[-1] in eos
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        return Completion(
+            text=text,
+            prompt_tokens=prompt_len,
+            completion_tokens=len(new),
+            latency_s=time.perf_counter() - start,
+            finish_reason="stop" if finished or len(new) < kwargs["max_new_tokens"] else "length",
+            meta={"constrained": bool(request.choices)},
+        )
+
+    def _choice_ids(self, choice: str) -> list[int]:
+        ids = self.tokenizer(choice, add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise ValueError(f"choice {choice!r} tokenises to nothing")
+        return list(ids)
+
+    def _eos_ids(self) -> list[int]:
+        eos = self.model.generation_config.eos_token_id
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return [int(i) for i in ids if i is not None]
+
+    def close(self) -> None:
+        self.model = None
+
+
+class _ChoiceTrie:
+    """Token-id prefix trie of the allowed outputs."""
+
+    def __init__(self, sequences: list[list[int]]):
+        self.root: dict[int, Any] = {}
+        self.depth = max(len(s) for s in sequences)
+        for seq in sequences:
+            node = self.root
+            for tok in seq:
+                node = node.setdefault(tok, {})
+            node[-1] = {}  # marks a complete choice
+
+    def allowed_fn(self, prompt_len: int, eos: list[int]):
+        def allowed(_batch_id: int, ids: Any) -> list[int]:
+            node = self.root
+            for tok in ids[prompt_len:].tolist():
+                if tok in eos and -1 in node:
+                    return eos
+                node = node.get(tok)
+                if node is None:
+                    return eos  # cannot happen under the constraint; end cleanly if it does
+            nxt = [t for t in node if t != -1]
+            return nxt + eos if -1 in node else nxt
+
+        return allowed
+
+
+def _identify(gguf: Path | None, folder: str | Path) -> str:
+    if gguf is not None:
+        return f"{gguf.name}@sha256:{file_sha256(gguf)[:16]}"
+    path = Path(folder)
+    if not path.is_dir():
+        return str(folder)  # a hub id: its name is all we know
+    # A fingerprint of the config and the weight files' names and sizes (hashing GBs would be slow).
+    digest = hashlib.sha256()
+    if (path / "config.json").is_file():
+        digest.update((path / "config.json").read_bytes())
+    for weight in sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin")):
+        digest.update(f"{weight.name}:{weight.stat().st_size}".encode())
+    return f"{path.name}@cfg:{digest.hexdigest()[:16]}"

@@ -1,0 +1,188 @@
+"""Start and stop a real llama.cpp OpenAI-compatible server (``python -m llama_cpp.server``) on loopback.
+
+Used by the openai backend's tests, by evaluation benchmarks, and by anyone who wants the embedded
+model behind HTTP::
+
+    with LlamaServer(n_ctx=2048) as server:
+        backend = get_backend("openai", base_url=server.base_url)
+
+The server binds 127.0.0.1 on a free port, is ready when ``/v1/models`` answers, and is stopped
+with SIGTERM (then SIGKILL after a grace period). Its output goes to a log file whose tail is
+quoted if it fails to start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from pipelines.models import smollm2_gguf_path
+
+
+class LlamaServerError(RuntimeError):
+    """The server did not come up; the message quotes its log."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free right now on ``host``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LlamaServer:
+    """A ``llama_cpp.server`` child process serving one GGUF on 127.0.0.1."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        port: int | None = None,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        model_alias: str | None = None,
+        startup_timeout_s: float = 120.0,
+        extra_args: list[str] | None = None,
+        python: str | None = None,
+    ):
+        """Describe the server; ``start()`` (or ``with``) launches it.
+
+        model_path: GGUF to serve; default: the packaged SmolLM2-135M-Instruct.
+        port: TCP port on 127.0.0.1; default: a free one.
+        n_ctx: context window in tokens.
+        n_threads: CPU threads for generation; default: llama.cpp's choice.
+        model_alias: the model name the server reports; default: the GGUF file stem.
+        startup_timeout_s: how long to wait for ``/v1/models``.
+        extra_args: further ``llama_cpp.server`` options, e.g. ``["--n_batch", "256"]``.
+        python: interpreter to run the server with; default: this one.
+        """
+        self.model_path = Path(model_path) if model_path else smollm2_gguf_path()
+        self.host = "127.0.0.1"  # loopback only, always
+        self.port = port or free_port(self.host)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.model_alias = model_alias or self.model_path.stem
+        self.startup_timeout_s = startup_timeout_s
+        self.extra_args = list(extra_args or [])
+        self.python = python or sys.executable
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+        self._log_file = None
+
+    @property
+    def base_url(self) -> str:
+        """The API root for OpenAI clients (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def model(self) -> str:
+        """The model name to send in requests."""
+        return self.model_alias
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def command(self) -> list[str]:
+        """The exact command line (arguments as a list: never a shell string)."""
+        cmd = [
+            self.python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_path),
+            "--model_alias",
+            self.model_alias,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+        ]
+        if self.n_threads:
+            cmd += ["--n_threads", str(self.n_threads)]
+        return cmd + self.extra_args
+
+    def start(self) -> LlamaServer:
+        if self.running:
+            return self
+        if not self.model_path.is_file():
+            raise FileNotFoundError(f"GGUF model not found: {self.model_path}")
+        fd, log = tempfile.mkstemp(prefix="karma-llama-server-", suffix=".log")
+        os.close(fd)
+        self._log_path = Path(log)
+        self._log_file = open(self._log_path, "wb")  # noqa: SIM115  (closed in stop())
+        self._proc = subprocess.Popen(
+            self.command(),
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # our SIGTERM reaches the server, not the test runner
+        )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        url = f"{self.base_url}/models"
+        while time.monotonic() < deadline:
+            assert self._proc is not None
+            if self._proc.poll() is not None:
+                raise LlamaServerError(
+                    f"llama_cpp.server exited with code {self._proc.returncode} before it was ready:\n"
+                    + self.log_tail()
+                )
+            try:
+                if httpx.get(url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise LlamaServerError(
+            f"llama_cpp.server did not answer {url} within {self.startup_timeout_s:g}s:\n" + self.log_tail()
+        )
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of the server's output."""
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        text = self._log_path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM, wait up to ``grace_s``, then SIGKILL. Safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=grace_s)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
+
+    def __enter__(self) -> LlamaServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

