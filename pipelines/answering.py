@@ -11,11 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from karma.records import OPTION_LETTERS, PUBLISHED_TYPE_NAME, Question, QuestionType, SceneRef, Transition
+from karma.records import (
+    OPTION_LETTERS,
+    PUBLISHED_TYPE_NAME,
+    Question,
+    QuestionType,
+    SceneRef,
+    Transition,
+    VideoFeatures,
+)
 from pipelines.backends.base import Backend, ChatRequest, Completion
 from pipelines.prompts.templates import PromptTemplate
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
@@ -160,7 +168,7 @@ class GraphContext:
     ) -> RetrievalResult | None:
         if not self.use_graph or self.retriever is None:
             return None
-        query = build_retrieval_query(transition, question, features)
+        query = build_retrieval_query(transition, question, features, self.retriever)
         return self.retriever.retrieve(query, k=self.k)
 
     def block(self, template: PromptTemplate, result: RetrievalResult | None) -> tuple[str, list[Fact]]:
@@ -173,31 +181,42 @@ class GraphContext:
         return template.render_graph_block(lines), shown
 
 
-def build_retrieval_query(transition: Transition, question: Question, features: object) -> RetrievalQuery:
-    """The leakage-safe query: helper D's ``retrieval.build_query`` (events and visual deltas)."""
-    try:
-        from retrieval import build_query
-    except ImportError:  # TEMPORARY until helper D's retrieval.build_query lands
-        return RetrievalQuery(
-            question=question.question,
-            question_type=str(question.type),
-            video_id=transition.video_id,
-            transition_id=transition.transition_id,
-        )
-    return build_query(transition, question, features)
+def build_retrieval_query(
+    transition: Transition, question: Question, features: object, retriever: Retriever | None = None
+) -> RetrievalQuery:
+    """The leakage-safe query from ``retrieval.build_query`` (question text, type, observed visual
+    events and deltas; never options, answer or explanation). Events are detected with the thresholds
+    the retriever's graph was built with, so the query speaks the graph's vocabulary."""
+    from retrieval import build_query, graph_thresholds
+
+    view = getattr(retriever, "view", None)
+    thresholds = graph_thresholds(view.graph.build_config) if view is not None else None
+    return build_query(transition, question, as_video_features(transition.video_id, features), thresholds)
+
+
+def as_video_features(video_id: str, features: object) -> VideoFeatures | None:
+    """Accept the loader's VideoFeatures or a plain scene id -> SceneFeatures mapping."""
+    if features is None or isinstance(features, VideoFeatures):
+        return features
+    if isinstance(features, Mapping):
+        return VideoFeatures(video_id=video_id, scenes=dict(features))
+    raise TypeError(f"features must be VideoFeatures or a scene mapping, got {type(features).__name__}")
 
 
 def serialize_fact_lines(
     result: RetrievalResult, budget_tokens: int, style: str
 ) -> tuple[list[str], list[Fact]]:
-    """Fact lines within the budget via ``retrieval.serialize_facts``; returns the lines and facts shown."""
-    try:
-        from retrieval import serialize_facts
-    except ImportError:  # TEMPORARY until helper D's retrieval.serialize_facts lands
-        return [f"- {fact.text}" for fact in result.facts], list(result.facts)
+    """Fact lines within the token budget (``retrieval.serialize_facts``) and the facts they show.
+
+    ``serialize_facts`` keeps the best facts in order until the budget is spent, so the facts shown
+    are a prefix of the ranked list: one per line, after the table style's two header lines.
+    """
+    from retrieval import serialize_facts
+
     text = serialize_facts(result, budget_tokens, style)
-    lines = [line for line in text.splitlines() if line.strip()]
-    shown = [fact for fact in result.facts if any(fact.text in line for line in lines)]
+    lines = text.splitlines() if text else []
+    header = 2 if style == "table" and lines else 0
+    shown = list(result.facts[: len(lines) - header])
     return lines, shown
 
 

@@ -1,11 +1,201 @@
-"""CLI for issue #7 (placeholder until that issue lands)."""
+"""``karma ask``: answer one question and show the facts, the answer, its parse status and latency."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 import typer
 
 
-def ask() -> None:
-    """Not implemented yet (issue #7)."""
-    typer.echo("not implemented yet (issue #7)", err=True)
-    raise typer.Exit(2)
+def _pairs(values: list[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=flag)
+        out[key.strip().lower() if flag == "--option" else key.strip()] = text
+    return out
+
+
+def _option_value(text: str) -> Any:
+    # Backend options arrive as text; numbers, booleans and JSON lists are decoded, the rest stays text.
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def ask(
+    question: str | None = typer.Option(
+        None,
+        "--question",
+        "-q",
+        help="With --qa (or the sample data): the question index in the transition. With --option: the question text.",
+    ),
+    qa: Path | None = typer.Option(
+        None, "--qa", help="QA file (<video>_qa.json). Default: data/sample's first video."
+    ),
+    transition: int = typer.Option(
+        0, "--transition", "-t", help="Transition index in the QA file (0-based)."
+    ),
+    option: list[str] = typer.Option(
+        [], "--option", help="Inline option, repeat for a-d: --option a='louder' --option b='quieter' ..."
+    ),
+    question_type: str = typer.Option(
+        "evidential", "--type", help="Inline question type: evidential, predictive or counterfactual."
+    ),
+    video: str | None = typer.Option(
+        None, "--video", help="Inline: video id (default: from --features/--clips)."
+    ),
+    past: str = typer.Option("scene_001", "--past", help="Inline: past scene (scene_NNN)."),
+    current: str | None = typer.Option(
+        None, "--current", help="Inline: current scene (default: the next scene)."
+    ),
+    features: Path | None = typer.Option(
+        None, "--features", help="Scene features file (default: the QA file's <video>_causal_features.json)."
+    ),
+    clips: Path | None = typer.Option(
+        None, "--clips", help="Clip folder <clips>/<video_id>/scene_NNN.mp4 (VLM)."
+    ),
+    pipeline: str = typer.Option("llm", "--pipeline", help="llm (features as text) or vlm (clips as video)."),
+    no_ckg: bool = typer.Option(
+        False, "--no-ckg", help="Leave the causal-knowledge block out (the ablation)."
+    ),
+    graph: Path | None = typer.Option(
+        None,
+        "--graph",
+        help="Graph directory or file. Default: data/sample/graph, else built from the QA folder.",
+    ),
+    retriever: str = typer.Option(
+        "hybrid", "--retriever", help="Retriever: hybrid, keyword, paths, none ..."
+    ),
+    k: int = typer.Option(10, "--k", help="Facts to retrieve."),
+    backend: str = typer.Option(
+        "llamacpp", "--backend", "-b", help="llamacpp, openai, transformers or vllm."
+    ),
+    backend_option: list[str] = typer.Option(
+        [],
+        "--backend-option",
+        "-o",
+        help="Backend constructor option KEY=VALUE (repeatable), e.g. -o model=qwen.",
+    ),
+    max_tokens: int = typer.Option(
+        32, "--max-tokens", help="Output budget (the same with and without the graph)."
+    ),
+    constrained: bool = typer.Option(
+        False, "--constrained/--free", help="Constrain decoding to one letter (grammar / guided choice)."
+    ),
+    predictive_audio: str = typer.Option(
+        "silence",
+        "--predictive-audio",
+        help="VLM, predictive questions: silence or remove the current clip's audio.",
+    ),
+    show_prompt: bool = typer.Option(False, "--show-prompt", help="Print the full prompt sent to the model."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+) -> None:
+    """Answer one question (from a QA file or given inline) with or without the causal graph.
+
+    With no options it answers the first question of data/sample offline: the graph is built on the fly
+    from the other sample videos, facts come from the default retriever, SmolLM2 answers via llama.cpp.
+    """
+    from pipelines.ask import AskConfig, AskError, result_json
+    from pipelines.ask import ask as run_ask
+
+    inline = bool(option)
+    if inline and not question:
+        raise typer.BadParameter("an inline question needs --question TEXT", param_hint="--question")
+    question_index = 0
+    if not inline and question is not None:
+        if not question.isdigit():
+            raise typer.BadParameter(
+                "without --option, --question is the question's index in the transition (0, 1, 2...)",
+                param_hint="--question",
+            )
+        question_index = int(question)
+    if pipeline not in ("llm", "vlm"):
+        raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
+    config = AskConfig(
+        qa_file=qa,
+        transition=transition,
+        question_index=question_index,
+        question_text=question if inline else None,
+        options=_pairs(option, "--option") if inline else {},
+        question_type=question_type,
+        video_id=video,
+        past_scene=past,
+        current_scene=current,
+        features_file=features,
+        clips_dir=clips,
+        pipeline=pipeline,
+        use_graph=not no_ckg,
+        graph_dir=graph,
+        retriever=retriever,
+        k=k,
+        backend=backend,
+        backend_options={
+            key: _option_value(v) for key, v in _pairs(backend_option, "--backend-option").items()
+        },
+        max_tokens=max_tokens,
+        constrain_choices=constrained,
+        predictive_audio=predictive_audio,
+    )
+    try:
+        result = run_ask(config)
+    except (AskError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(result_json(result))
+        return
+    _print(result, show_prompt)
+
+
+def _print(result, show_prompt: bool) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False)
+    q, a, p = result.question, result.answer, result.prepared
+    console.print(f"[bold]{a.question_id}[/bold] ({q.type}): {escape(q.question)}")
+    for letter, text in q.options.items():
+        console.print(f"  {letter}) {escape(text)}")
+    if p.audio_masked:
+        console.print("[dim]current scene's music hidden (predictive)[/dim]")
+    console.print(f"\n[bold]Graph[/bold]: {escape(result.graph_source)}")
+    if p.use_graph:
+        console.print(f"[bold]Retrieved facts[/bold] ({p.retriever or 'no retriever'}, {len(p.facts)}):")
+        for fact in p.facts:
+            console.print(f"  {escape('[' + fact.id + ']')} {escape(fact.text)}  (score {fact.score:.3g})")
+        if not p.facts:
+            console.print("  none")
+    if show_prompt:
+        console.rule("prompt")
+        for message in p.request.messages:
+            console.print(f"[bold]{message.role}[/bold]:")
+            if isinstance(message.content, str):
+                console.print(escape(message.content))
+            else:
+                for part in message.content:
+                    console.print(escape(part.text if part.type == "text" else f"<{part.type} {part.url}>"))
+        console.rule()
+    verdict = ""
+    if result.answer_known and a.letter is not None:
+        verdict = "  [green]correct[/green]" if a.letter == q.answer else f"  [red]expected {q.answer}[/red]"
+    elif result.answer_known:
+        verdict = f"  (expected {q.answer}; unanswered is never scored as a letter)"
+    letter = a.letter if a.letter is not None else "-"
+    console.print(f"\n[bold]Answer[/bold]: {letter}  parse: {a.parse_status} ({a.parse_rule}){verdict}")
+    console.print(f"[bold]Raw[/bold]: {escape(a.raw.strip()) if a.raw.strip() else '(empty)'}")
+    if a.error:
+        console.print(f"[red]Backend error[/red]: {escape(a.error)}")
+    t = result.timings_s
+    console.print(
+        f"[bold]Latency[/bold]: {a.latency_s:.2f} s model, {t['total']:.2f} s total "
+        f"(graph {t['graph']:.2f}, retriever {t['retriever']:.2f}, model load {t['backend_load']:.2f})"
+    )
+    console.print(
+        f"[dim]backend {a.backend} {a.model_id}; template {p.template_name} v{p.template_version} "
+        f"sha256:{p.template_hash[:12]}; prompt sha256:{p.prompt_hash[:12]}[/dim]"
+    )

@@ -1,0 +1,335 @@
+"""Answer one question end to end: load it, retrieve facts, prompt a model, parse the answer.
+
+This is the library behind ``karma ask``. With no settings it runs the embedded default offline:
+the first question of ``data/sample``, a causal graph built on the fly from the other sample videos
+(so the asked video's own answers cannot leak into the graph), the default retriever, and SmolLM2
+through in-process llama.cpp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from karma.records import Question, QuestionType, SceneRef, Transition, VideoFeatures, normalize_question_type
+from pipelines.answering import AnswerRecord, PreparedPrompt
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = REPO_ROOT / "data" / "sample"
+"""The synthetic sample data shipped with the repository."""
+SAMPLE_GRAPH_DIR = SAMPLE_DIR / "graph"
+"""A prebuilt graph for the sample data, used when present."""
+DEFAULT_SAMPLE_QA = "synthVid001_qa.json"
+
+
+class AskConfig(BaseModel):
+    """Everything ``karma ask`` can be told; the defaults are the embedded offline setup."""
+
+    qa_file: Path | None = None
+    """QA file to take the question from (default: data/sample's first video)."""
+    transition: int = 0
+    """Transition index in the QA file (0-based)."""
+    question_index: int = 0
+    """Question index within the transition (0-based)."""
+    question_text: str | None = None
+    """An inline question (then ``options`` are required)."""
+    options: dict[str, str] = Field(default_factory=dict)
+    """Inline options a-d."""
+    question_type: str = "evidential"
+    """Inline question type (any published spelling)."""
+    video_id: str | None = None
+    """Inline: the video id (default: from the features file name, or the clip folder)."""
+    past_scene: str = "scene_001"
+    """Inline: the past scene."""
+    current_scene: str | None = None
+    """Inline: the current scene (default: the scene after ``past_scene``)."""
+    features_file: Path | None = None
+    """Scene features file (default: the QA file's sibling ``<video>_causal_features.json``)."""
+    clips_dir: Path | None = None
+    """Clip folder ``<clips>/<video_id>/scene_NNN.mp4`` (VLM pipeline)."""
+    pipeline: Literal["llm", "vlm"] = "llm"
+    """Which pipeline answers."""
+    use_graph: bool = True
+    """Causal-knowledge block on (default) or off (``--no-ckg``)."""
+    graph_dir: Path | None = None
+    """Graph to retrieve from; default: data/sample/graph if present, else built on the fly."""
+    retriever: str = "hybrid"
+    """Retriever name (``hybrid``, ``keyword``, ``paths``, ``none``...)."""
+    k: int = 10
+    """Facts to retrieve."""
+    budget_tokens: int = 400
+    """Token budget of the fact block."""
+    backend: str = "llamacpp"
+    """Backend name."""
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options for the backend constructor."""
+    max_tokens: int = 32
+    """Output budget."""
+    constrain_choices: bool = False
+    """Grammar/guided choice over the letters."""
+    predictive_audio: Literal["silence", "remove"] = "silence"
+    """VLM: what the current clip's audio becomes for predictive questions."""
+    cache_dir: Path | None = None
+    """Cache folder for built graphs and derived clips (default ``$KARMA_CACHE_DIR`` or .cache/karma)."""
+
+
+class AskResult(BaseModel):
+    """What ``karma ask`` prints."""
+
+    transition: Transition
+    """The transition asked about."""
+    question: Question
+    """The question (its answer is known when it came from a QA file)."""
+    answer_known: bool
+    """True when the question came from a QA file (so ``question.answer`` is real)."""
+    prepared: PreparedPrompt
+    """The exact prompt and the facts shown."""
+    answer: AnswerRecord
+    """The model's answer and parse status."""
+    graph_source: str
+    """Where the graph came from (path, prebuilt, built on the fly, or none)."""
+    timings_s: dict[str, float]
+    """Seconds per stage: data, graph, retriever, backend load, generate, total."""
+
+
+class AskError(ValueError):
+    """A user error in the ask settings (missing file, bad option)."""
+
+
+def _features_for(qa_file: Path, video_id: str) -> Path | None:
+    candidate = qa_file.with_name(f"{video_id}_causal_features.json")
+    return candidate if candidate.is_file() else None
+
+
+def load_features(path: Path | None) -> VideoFeatures | None:
+    from karma.data import load_features_file
+
+    if path is None:
+        return None
+    if not path.is_file():
+        raise AskError(f"features file not found: {path}")
+    result = load_features_file(path)
+    if result.features is None:
+        detail = "; ".join(str(p) for p in result.problems) or "unreadable"
+        raise AskError(f"features file {path}: {detail}")
+    return result.features
+
+
+def question_from_file(config: AskConfig) -> tuple[Transition, Question, VideoFeatures | None]:
+    from karma.data import load_qa_file
+
+    qa_file = config.qa_file or SAMPLE_DIR / DEFAULT_SAMPLE_QA
+    if not qa_file.is_file():
+        raise AskError(f"QA file not found: {qa_file}")
+    result = load_qa_file(qa_file)
+    by_index = {t.index: t for t in result.transitions}
+    transition = by_index.get(config.transition)
+    if transition is None:
+        problems = [str(p) for p in result.problems if getattr(p, "transition", None) == config.transition]
+        detail = f": {'; '.join(problems)}" if problems else ""
+        raise AskError(
+            f"{qa_file}: no valid transition {config.transition} "
+            f"(valid: {sorted(by_index) or 'none'}){detail}"
+        )
+    by_q = {q.index: q for q in transition.questions}
+    question = by_q.get(config.question_index)
+    if question is None:
+        raise AskError(
+            f"{qa_file}: transition {config.transition} has no valid question {config.question_index} "
+            f"(valid: {sorted(by_q)})"
+        )
+    features_file = config.features_file or _features_for(qa_file, transition.video_id)
+    return transition, question, load_features(features_file)
+
+
+def _next_scene(name: str) -> str:
+    stem = name.removesuffix(".mp4")
+    number = stem.removeprefix("scene_")
+    if not number.isdigit():
+        raise AskError(f"scene names look like scene_NNN, got {name!r}")
+    return f"scene_{int(number) + 1:0{len(number)}d}"
+
+
+def inline_question(config: AskConfig) -> tuple[Transition, Question, VideoFeatures | None]:
+    if sorted(config.options) != ["a", "b", "c", "d"]:
+        raise AskError(
+            f"an inline question needs --option a=... b=... c=... d=...; got {sorted(config.options)}"
+        )
+    qtype = normalize_question_type(config.question_type)
+    if qtype is None:
+        raise AskError(
+            f"unknown question type {config.question_type!r} (evidential, predictive, counterfactual)"
+        )
+    features = load_features(config.features_file)
+    video_id = config.video_id or (features.video_id if features else None)
+    if video_id is None and config.clips_dir is not None:
+        subdirs = sorted(p.name for p in config.clips_dir.iterdir() if p.is_dir())
+        video_id = subdirs[0] if len(subdirs) == 1 else None
+    if video_id is None:
+        raise AskError(
+            "cannot tell the video: pass --video, --features FILE, or --clips DIR with one video folder"
+        )
+    current = config.current_scene or _next_scene(config.past_scene)
+    question = Question(type=qtype, question=config.question_text or "", options=config.options, answer="a")
+    transition = Transition(
+        video_id=video_id,
+        index=0,
+        past_scene=SceneRef(name=config.past_scene),
+        current_scene=SceneRef(name=current),
+        questions=[question],
+    )
+    return transition, question, features
+
+
+def _dataset_key(data_dir: Path, exclude: list[str]) -> str:
+    """Cache key of an on-the-fly graph: the data files, the left-out videos and the builder's code."""
+    import graph.ckg
+
+    digest = hashlib.sha256("|".join(exclude).encode())
+    builder_sources = sorted(Path(graph.ckg.__file__).parent.glob("*.py"))
+    for path in [*sorted(data_dir.glob("*.json")), *builder_sources]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+def resolve_graph(config: AskConfig, transition: Transition, data_dir: Path | None) -> tuple[Any, str]:
+    """The graph for retrieval and a description of where it came from.
+
+    Order: ``--graph``; the prebuilt sample graph (sample questions only); a graph built on the fly
+    from the QA file's folder without the asked video (cached by content); none.
+    """
+    from graph import load_graph
+
+    if config.graph_dir is not None:
+        if not config.graph_dir.exists():
+            raise AskError(f"graph not found: {config.graph_dir}")
+        return load_graph(config.graph_dir), str(config.graph_dir)
+    if data_dir is None:
+        return None, "none (inline question without --graph)"
+    if data_dir.resolve() == SAMPLE_DIR.resolve() and SAMPLE_GRAPH_DIR.exists():
+        return load_graph(SAMPLE_GRAPH_DIR), str(SAMPLE_GRAPH_DIR)
+    return build_graph_cached(data_dir, [transition.video_id], config.cache_dir)
+
+
+def build_graph_cached(data_dir: Path, exclude: list[str], cache_dir: Path | None) -> tuple[Any, str]:
+    """Build the CKG from a data folder leaving out ``exclude`` videos; reuse a cached build."""
+    from graph import BuildConfig, build_graph, read_json, write_json
+    from karma.data import load_dataset
+    from pipelines.media import default_cache_dir
+
+    cache = (cache_dir or default_cache_dir()) / "graphs" / _dataset_key(data_dir, exclude)
+    cached = cache / "graph.json"
+    if cached.is_file():
+        return read_json(cached), f"built from {data_dir} without {', '.join(exclude)} (cached {cached})"
+    dataset = load_dataset(data_dir, lenient=True)
+    graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=exclude))
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = cache / "graph.json.tmp"
+    write_json(graph, tmp)
+    tmp.replace(cached)
+    return graph, f"built from {data_dir} without {', '.join(exclude)}"
+
+
+def make_retriever(name: str, graph: Any, cache_dir: Path | None = None) -> Any:
+    """The retriever over ``graph``; the hybrid one keeps its vector index in the cache folder, keyed
+    by the graph's content hash, so a second ``karma ask`` does not re-embed the graph."""
+    from pipelines.media import default_cache_dir
+    from retrieval import get_retriever
+
+    if name == "none" or graph is None:
+        return None
+    if name == "hybrid":
+        index_dir = (cache_dir or default_cache_dir()) / "retrieval_index" / graph.content_hash()[:24]
+        return get_retriever(name, graph, index_dir=index_dir)
+    return get_retriever(name, graph)
+
+
+def ask(config: AskConfig, backend: Any = None) -> AskResult:
+    """Run one question. ``backend`` may be passed in (reused across calls, e.g. by benchmarks)."""
+    from pipelines.backends import get_backend
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    from_file = config.question_text is None
+    transition, question, features = question_from_file(config) if from_file else inline_question(config)
+    data_dir = (config.qa_file or SAMPLE_DIR / DEFAULT_SAMPLE_QA).parent if from_file else None
+    timings["data"] = time.perf_counter() - start
+
+    tick = time.perf_counter()
+    graph, graph_source = (None, "off (--no-ckg)")
+    if config.use_graph:
+        graph, graph_source = resolve_graph(config, transition, data_dir)
+    timings["graph"] = time.perf_counter() - tick
+
+    tick = time.perf_counter()
+    retriever = make_retriever(config.retriever, graph, config.cache_dir) if config.use_graph else None
+    timings["retriever"] = time.perf_counter() - tick
+
+    tick = time.perf_counter()
+    if backend is None:
+        backend = get_backend(config.backend, **config.backend_options)
+    timings["backend_load"] = time.perf_counter() - tick
+
+    common = {
+        "use_graph": config.use_graph,
+        "max_tokens": config.max_tokens,
+        "constrain_choices": config.constrain_choices,
+        "k": config.k,
+        "budget_tokens": config.budget_tokens,
+    }
+    if config.pipeline == "vlm":
+        from pipelines.vlm import VlmPipeline
+
+        if config.clips_dir is None:
+            raise AskError("the VLM pipeline needs --clips DIR (<clips>/<video_id>/scene_NNN.mp4)")
+        pipeline: Any = VlmPipeline(
+            backend,
+            retriever,
+            clips_dir=config.clips_dir,
+            predictive_audio=config.predictive_audio,
+            cache_dir=config.cache_dir,
+            **common,
+        )
+    else:
+        from pipelines.llm import LlmPipeline
+
+        pipeline = LlmPipeline(backend, retriever, **common)
+    tick = time.perf_counter()
+    prepared = pipeline.prepare(transition, question, features)
+    timings["prepare"] = time.perf_counter() - tick
+    tick = time.perf_counter()
+    (answer,) = pipeline.answer([prepared])
+    timings["generate"] = time.perf_counter() - tick
+    timings["total"] = time.perf_counter() - start
+    return AskResult(
+        transition=transition,
+        question=question,
+        answer_known=from_file,
+        prepared=prepared,
+        answer=answer,
+        graph_source=graph_source,
+        timings_s={k: round(v, 4) for k, v in timings.items()},
+    )
+
+
+def result_json(result: AskResult) -> str:
+    """A compact JSON view (for ``--json``): the answer record plus the facts and timings."""
+    payload = {
+        "question_id": result.answer.question_id,
+        "question_type": str(result.question.type),
+        "answer": result.answer.model_dump(mode="json"),
+        "expected": result.question.answer if result.answer_known else None,
+        "facts": [fact.model_dump(mode="json") for fact in result.prepared.facts],
+        "graph_source": result.graph_source,
+        "timings_s": result.timings_s,
+    }
+    return json.dumps(payload, indent=2)
+
+
+__all__ = ["AskConfig", "AskError", "AskResult", "QuestionType", "ask", "result_json"]
