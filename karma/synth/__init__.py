@@ -4,7 +4,7 @@ A world config (YAML/JSON) holds every variable, dynamic and causal rule; :func:
 and writes the published Karma-MV files plus the ground truth a graph builder and scorers check against.
 """
 
-from karma.synth.config import WorldConfig, WorldConfigError, load_world
+from karma.synth.config import WorldConfig, WorldConfigError, load_world, resolve_world
 from karma.synth.definitions import (
     MOOD_ANCHORS,
     TONICS,
@@ -31,5 +31,6 @@ __all__ = [
     "load_world",
     "mood_scores",
     "moods_from_valence_arousal",
+    "resolve_world",
     "total_visual_intensity",
 ]

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Literal
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -165,10 +166,20 @@ class NumericRule(_Strict):
     """Visual variable (brightness, saturation, contrast, motion)."""
     effect: str
     """Musical variable (loudness, tempo, valence, arousal)."""
-    sign: Literal[1, -1] = 1
-    """+1: the effect moves in the cause's direction; -1: the opposite one."""
-    strength: float = Field(gt=0, le=5)
-    """Effect change = sign * strength * effect.scale * cause change / cause.scale."""
+    sign: Literal[1, -1, "random"] = 1
+    """+1: the effect moves in the cause's direction; -1: the opposite one; random: drawn from the seed."""
+    strength: float | tuple[float, float]
+    """Effect change = sign * strength * effect.scale * cause change / cause.scale; a [min, max] pair is
+    drawn uniformly from the seed."""
+
+    @model_validator(mode="after")
+    def _strength(self) -> NumericRule:
+        low, high = self.strength if isinstance(self.strength, tuple) else (self.strength, self.strength)
+        if not 0 < low <= high <= 5:
+            raise ValueError(
+                f"strength must be in (0, 5] (a [min, max] pair with min <= max), got {self.strength}"
+            )
+        return self
 
 
 class ActionRule(_Strict):
@@ -350,6 +361,33 @@ class WorldConfig(_Strict):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+
+def resolve_world(world: WorldConfig, rng: np.random.Generator) -> WorldConfig:
+    """Draw the seed-dependent parts of the rules (``sign: random``, ``strength: [min, max]``).
+
+    The result has only fixed values; it is what ``world.json`` records and what the ground truth says.
+    """
+    rules: list[Rule] = []
+    for rule in world.rules:
+        if isinstance(rule, NumericRule):
+            update: dict[str, object] = {}
+            if rule.sign == "random":
+                update["sign"] = 1 if rng.random() < 0.5 else -1
+            if isinstance(rule.strength, tuple):
+                update["strength"] = round(float(rng.uniform(*rule.strength)), 3)
+            rule = rule.model_copy(update=update)
+        rules.append(rule)
+    return world.model_copy(update={"rules": rules})
+
+
+def require_resolved(world: WorldConfig) -> None:
+    """Raise if a rule still has a seed-dependent part (call :func:`resolve_world` first)."""
+    for i, rule in enumerate(world.rules):
+        if isinstance(rule, NumericRule) and (rule.sign == "random" or isinstance(rule.strength, tuple)):
+            raise ValueError(
+                f"world {world.name!r}: rules[{i}] is not resolved; call resolve_world(world, rng) first"
+            )
 
 
 def load_world(path: str | Path) -> WorldConfig:

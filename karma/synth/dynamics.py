@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig
+from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig, require_resolved
 
 
 class WorldTooQuietError(RuntimeError):
@@ -86,6 +86,7 @@ def _scene_counts(world: WorldConfig, n_videos: int, rng: np.random.Generator) -
 
 def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Simulation:
     """Simulate ``n_videos`` videos of ``world``."""
+    require_resolved(world)
     n_scenes = _scene_counts(world, n_videos, rng)
     n_max = int(n_scenes.max())
     shape = (n_videos, n_max)

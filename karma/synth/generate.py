@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from karma import records as r
-from karma.synth.config import WorldConfig
+from karma.synth.config import WorldConfig, resolve_world
 from karma.synth.definitions import MOOD_LABELS, key_name, mood_scores, total_visual_intensity
 from karma.synth.dynamics import Simulation, simulate
 from karma.synth.questions import Cut, QuestionMaker
@@ -112,7 +112,8 @@ def generate(
         raise ValueError(f"videos must be at least 1, got {n_videos}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = np.random.SeedSequence(seed).spawn(3)
+    seeds = np.random.SeedSequence(seed).spawn(4)
+    world = resolve_world(world, np.random.default_rng(seeds[3]))
     sim = simulate(world, n_videos, np.random.default_rng(seeds[0]))
     truth = build_ground_truth(world)
     py_rng = random.Random(int(seeds[1].generate_state(1)[0]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig
+from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig, require_resolved
 
 # Visual variables that feed Total_Visual_Intensity with a positive weight (see definitions.py).
 INTENSITY_INPUTS = ("motion", "contrast", "saturation")
@@ -56,6 +56,7 @@ class GroundTruth:
 
 def build_ground_truth(world: WorldConfig) -> GroundTruth:
     """Enumerate the causal edges, non-causal pairs and proxy pairs of ``world``."""
+    require_resolved(world)
     edges: list[TrueEdge] = []
     for i, rule in enumerate(world.rules):
         if isinstance(rule, NumericRule):
