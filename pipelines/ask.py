@@ -254,6 +254,8 @@ def ask(config: AskConfig, backend: Any = None) -> AskResult:
     """Run one question. ``backend`` may be passed in (reused across calls, e.g. by benchmarks)."""
     from pipelines.backends import get_backend
 
+    if config.pipeline == "vlm" and config.clips_dir is None:
+        raise AskError("the VLM pipeline needs --clips DIR (<clips>/<video_id>/scene_NNN.mp4)")
     timings: dict[str, float] = {}
     start = time.perf_counter()
     from_file = config.question_text is None
@@ -286,8 +288,7 @@ def ask(config: AskConfig, backend: Any = None) -> AskResult:
     if config.pipeline == "vlm":
         from pipelines.vlm import VlmPipeline
 
-        if config.clips_dir is None:
-            raise AskError("the VLM pipeline needs --clips DIR (<clips>/<video_id>/scene_NNN.mp4)")
+        assert config.clips_dir is not None
         pipeline: Any = VlmPipeline(
             backend,
             retriever,

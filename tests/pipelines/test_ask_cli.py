@@ -1,0 +1,95 @@
+"""``karma ask`` through the real CLI: sample data, real graph build, real retrievers, real SmolLM2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from karma.cli.main import app
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    # A private cache: built graphs, vector indexes and derived clips land in tmp_path.
+    monkeypatch.setenv("KARMA_CACHE_DIR", str(tmp_path / "cache"))
+    return CliRunner()
+
+
+def _ok(result) -> str:
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result.output
+
+
+def test_ask_with_no_arguments_runs_the_embedded_default(runner: CliRunner, tmp_path: Path):
+    out = _ok(runner.invoke(app, ["ask"]))
+    assert "synthVid001/t000/q0" in out
+    assert "built from" in out and "without synthVid001" in out  # graph on the fly, asked video left out
+    assert "Retrieved facts (hybrid" in out
+    assert "Answer:" in out and "parse:" in out and "Latency:" in out
+    assert "SmolLM2" in out
+    assert any((tmp_path / "cache" / "retrieval_index").iterdir())  # the index is kept for the next ask
+
+
+def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRunner):
+    base = ["ask", "--qa", str(SAMPLE / "synthVid002_qa.json"), "-t", "1", "-q", "1", "--retriever", "keyword"]
+    on = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json"])))
+    off = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json", "--no-ckg"])))
+    assert on["question_id"] == off["question_id"] == "synthVid002/t001/q1"
+    assert on["question_type"] == "predictive" and on["expected"] in "abcd"
+    assert on["answer"]["use_graph"] and not off["answer"]["use_graph"]
+    assert off["facts"] == [] and off["graph_source"].startswith("off")
+    assert on["answer"]["fact_ids"] == [fact["id"] for fact in on["facts"]]
+    for record in (on["answer"], off["answer"]):
+        assert record["parse_status"] == "ok" and record["letter"] in "abcd"
+    assert on["answer"]["template_hash"] == off["answer"]["template_hash"]
+
+
+def test_show_prompt_prints_system_and_user_messages(runner: CliRunner):
+    out = _ok(runner.invoke(app, ["ask", "-q", "2", "--no-ckg", "--show-prompt", "--constrained"]))
+    assert "system:" in out and "user:" in out
+    assert "Question (Counterfactual)" in out and "ANSWER:" in out
+    assert "Causal knowledge" not in out
+
+
+def test_inline_question_with_a_features_file(runner: CliRunner):
+    args = [
+        "ask",
+        "--question",
+        "The picture gets much brighter. What happens to the music?",
+        "--option", "a=it gets louder",
+        "--option", "b=it gets quieter",
+        "--option", "c=it stops",
+        "--option", "d=nothing",
+        "--features", str(SAMPLE / "synthVid003_causal_features.json"),
+        "--past", "scene_001",
+        "--no-ckg",
+        "--constrained",
+        "--json",
+    ]  # fmt: skip
+    payload = json.loads(_ok(runner.invoke(app, args)))
+    assert payload["question_id"] == "synthVid003/t000/q0"
+    assert payload["expected"] is None  # an inline question has no answer key
+    assert payload["answer"]["letter"] in "abcd"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--qa", "no/such_qa.json"], "QA file not found"),
+        (["-t", "99"], "no valid transition 99"),
+        (["-q", "7"], "has no valid question 7"),
+        (["--question", "Why?", "--option", "a=x"], "needs --option a=... b=... c=... d=..."),
+        (["--pipeline", "vlm", "--no-ckg"], "needs --clips"),
+    ],
+)
+def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
+    result = runner.invoke(app, ["ask", *args])
+    assert result.exit_code == 2
+    assert message in result.output
