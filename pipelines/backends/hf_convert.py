@@ -37,6 +37,7 @@ def converted_gguf_dir(gguf_path: str | Path, cache_root: str | Path | None = No
         try:
             _convert(gguf, tmp)
             (tmp / _DONE).write_text(str(gguf) + "\n")
+            tmp.chmod(0o755)  # mkdtemp makes it private; the cache is meant to be shared
             if target.exists():  # a broken earlier attempt without the marker
                 shutil.rmtree(target)
             tmp.rename(target)

@@ -31,6 +31,7 @@ class LlamaCppBackend(Backend):
         n_threads: int | None = None,
         seed: int = 0,
         chat_format: str | None = None,
+        reuse_prompt_cache: bool = False,
         verbose: bool = False,
     ):
         """Load the model.
@@ -40,6 +41,9 @@ class LlamaCppBackend(Backend):
         n_threads: CPU threads; default: all cores this process may use.
         seed: default seed (a request's own seed wins).
         chat_format: a llama-cpp-python chat format name; default: the template inside the GGUF.
+        reuse_prompt_cache: keep the KV cache of the previous prompt's common prefix. Faster for
+            prompts sharing a long prefix, but greedy answers can then differ between identical
+            requests (a different floating-point path), so it is off by default.
         """
         try:
             from llama_cpp import Llama
@@ -55,6 +59,7 @@ class LlamaCppBackend(Backend):
         self.n_threads = n_threads or len(os.sched_getaffinity(0))
         self.seed = seed
         self.chat_format = chat_format
+        self.reuse_prompt_cache = reuse_prompt_cache
         self._llm: Any = Llama(
             model_path=str(self.model_path),
             n_ctx=n_ctx,
@@ -78,6 +83,7 @@ class LlamaCppBackend(Backend):
             "model": self.model_id,
             "n_ctx": self.n_ctx,
             "chat_format": self.chat_format or "gguf",
+            "reuse_prompt_cache": self.reuse_prompt_cache,
         }
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
@@ -105,7 +111,8 @@ class LlamaCppBackend(Backend):
             with self._lock:
                 # Evaluate every prompt from scratch: reusing the previous prompt's KV cache changes
                 # the floating-point path, and greedy answers then differ between identical requests.
-                self._llm.reset()
+                if not self.reuse_prompt_cache:
+                    self._llm.reset()
                 out = self._llm.create_chat_completion(**kwargs)
         except Exception as exc:  # never raise per request: record it
             return error_completion(exc, time.perf_counter() - start)
