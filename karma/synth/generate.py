@@ -75,6 +75,8 @@ class SynthSummary(BaseModel):
     """mp4 files written (media mode)."""
     seconds: float = 0.0
     """Wall time of the generation."""
+    stage_seconds: dict[str, float] = {}
+    """Wall time per stage: simulate, features_and_questions, write, media."""
 
 
 def _video_ids(n: int, rng: random.Random) -> list[str]:
@@ -115,6 +117,8 @@ def generate(
     seeds = np.random.SeedSequence(seed).spawn(4)
     world = resolve_world(world, np.random.default_rng(seeds[3]))
     sim = simulate(world, n_videos, np.random.default_rng(seeds[0]))
+    stages = {"simulate": time.perf_counter() - started}
+    write_seconds = 0.0
     truth = build_ground_truth(world)
     py_rng = random.Random(int(seeds[1].generate_state(1)[0]))
     video_ids = _video_ids(n_videos, random.Random(int(seeds[2].generate_state(1)[0])))
@@ -188,15 +192,16 @@ def generate(
             )
             n_transitions += 1
             n_questions += len(questions)
-        (out / f"{video_id}_qa.json").write_text(
-            json.dumps(qa, ensure_ascii=False, indent=1), encoding="utf-8"
-        )
+        write_started = time.perf_counter()
+        (out / f"{video_id}_qa.json").write_text(json.dumps(qa, ensure_ascii=False), encoding="utf-8")
         (out / f"{video_id}_causal_features.json").write_text(
-            json.dumps(features, ensure_ascii=False, indent=1), encoding="utf-8"
+            json.dumps(features, ensure_ascii=False), encoding="utf-8"
         )
+        write_seconds += time.perf_counter() - write_started
         if progress is not None:
             progress("features", v + 1, n_videos)
 
+    write_started = time.perf_counter()
     (out / "question_truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
     ground_truth = _ground_truth_json(world, seed, truth, counts, cause_counts)
     (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1), encoding="utf-8")
@@ -212,9 +217,14 @@ def generate(
     }
     (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
 
+    write_seconds += time.perf_counter() - write_started
+    stages["write"] = write_seconds
+    stages["features_and_questions"] = time.perf_counter() - started - stages["simulate"] - write_seconds
     media_files = 0
     if media:
+        media_started = time.perf_counter()
         media_files = _render_media(out, video_ids, media_options, seed, progress)
+        stages["media"] = time.perf_counter() - media_started
     return SynthSummary(
         out_dir=str(out),
         world=world.name,
@@ -226,6 +236,7 @@ def generate(
         redraws=sim.redraws,
         media_files=media_files,
         seconds=round(time.perf_counter() - started, 3),
+        stage_seconds={name: round(value, 3) for name, value in stages.items()},
     )
 
 
