@@ -29,7 +29,9 @@ _WORD_LETTERS = frozenset({"a", "i", "o"})
 
 FALLBACK_RULES: tuple[str, ...] = (
     "answer_label",
+    "boxed",
     "json",
+    "leading_letter",
     "lone_letter_line",
     "parenthesized",
     "option_word",
@@ -38,10 +40,14 @@ FALLBACK_RULES: tuple[str, ...] = (
 """Lax rules in the order they are tried, after the strict ones (``bare_letter``, ``answer_line``):
 
 * ``answer_label`` — an answer label with a delimited letter in running text: ``The answer is (b)``,
-  ``Answer: c) louder``, ``ANSWER: d.`` followed by prose. A letter that is also a word (``a``) must be
+  ``Answer: c) louder``, ``Answer - b``, ``ANSWER: d.`` followed by prose. A letter that is also a word (``a``) must be
   bracketed or followed by punctuation. The last label counts; ``b or c`` / ``b, c`` -> none.
+* ``boxed`` — ``\\boxed{b}`` (maths-tuned models); the last one counts.
 * ``json`` — a JSON object with an ``answer`` key (any case) whose value is one letter, ``(b)``, or an
   option's exact text. The last object counts.
+* ``leading_letter`` — lines that start with a delimited letter (``b) The music ...``, ``B. ...``,
+  ``(c) ...``; not ``A:``, which opens answers in Q/A transcripts); all such lines, and any
+  bracketed letters elsewhere, must agree, so an echoed option list is conflicting, not option a.
 * ``lone_letter_line`` — a line holding only a letter (``b``, ``(B)``, ``**c**``, ``d.``); all such
   lines must agree.
 * ``parenthesized`` — ``(b)`` or ``[b]`` in running text; exactly one distinct letter may appear.
@@ -88,7 +94,9 @@ def parse_answer(
     strict_rules = (("bare_letter", _bare_letter), ("answer_line", _answer_line))
     lax_rules = {
         "answer_label": _answer_label,
+        "boxed": _boxed,
         "json": _json_answer,
+        "leading_letter": _leading_letter,
         "lone_letter_line": _lone_letter_line,
         "parenthesized": _parenthesized,
         "option_word": _option_word,
@@ -140,7 +148,7 @@ def _answer_line(ctx: _Context) -> str | None:
 
 def _answer_label(ctx: _Context) -> str | None:
     """Lax: the last answer label followed by a delimited letter and then anything."""
-    label = r"(?i)(?<![\w])[\*_]*answer(?![a-z])[\*_]*(?:\s+is)?\s*[:=]?[\*_]*\s*"
+    label = r"(?i)(?<![\w])[\*_]*answer(?![a-z])[\*_]*(?:\s+is)?\s*[:=\-–—]?[\*_]*\s*"
     last: str | None = None
     for match in re.finditer(label, ctx.text):
         rest = ctx.text[match.end() :].split("\n", 1)[0]
@@ -161,6 +169,23 @@ def _answer_label(ctx: _Context) -> str | None:
             raise _Conflict
         last = letter
     return last
+
+
+def _boxed(ctx: _Context) -> str | None:
+    """Lax: the last ``\\boxed{b}``."""
+    found = re.findall(rf"\\boxed\{{\s*{OPEN}({ctx.letter_class}){CLOSE}\s*\}}", ctx.text)
+    return found[-1].lower() if found else None
+
+
+def _leading_letter(ctx: _Context) -> str | None:
+    """Lax: lines starting with a delimited letter (``b) ...``, ``B. ...``); all must agree."""
+    pattern = rf"(?m)^\s*[\*_]*(?:\(({ctx.letter_class})\)|({ctx.letter_class})[).])[\*_]*(?=\s|$)"
+    found = {(m.group(1) or m.group(2)).lower() for m in re.finditer(pattern, ctx.text)}
+    if not found:
+        return None
+    # "(a) louder, or maybe (b) quieter": other bracketed letters in the text make it ambiguous.
+    found |= {m.group(1).lower() for m in re.finditer(rf"[\(\[]({ctx.letter_class})[\)\]]", ctx.text)}
+    return _single(found)
 
 
 def _json_answer(ctx: _Context) -> str | None:

@@ -53,6 +53,10 @@ def test_answer_label_followed_by_article_is_prose():
     assert _read(text, options=OPTIONS) == ("b", "fallback", "option_text")
 
 
+def test_qa_transcript_a_colon_is_not_option_a():
+    assert _read("Q: How does the music change?\nA: it gets quieter") == (None, "none", "no_match")
+
+
 def test_letters_inside_words_never_match():
     assert _read("Based on the bad data, I cannot decide.") == (None, "none", "no_match")
     assert _read("abcd dcba cab") == (None, "none", "no_match")
@@ -72,6 +76,7 @@ def test_last_strict_line_wins_when_the_model_corrects_itself():
         "(a) louder, or maybe (b) quieter",
         "b\nc",
         "I would pick option a or option d",
+        "a) louder\nb) quieter\nc) minor\nd) no change",  # an echoed option list
     ],
 )
 def test_several_letters_are_conflicting(text):
@@ -92,6 +97,10 @@ def test_several_letters_are_conflicting(text):
         ("Thinking about the cut...\n**d**\n", "d", "lone_letter_line"),
         ("I choose (b) since the scene gets darker.", "b", "parenthesized"),
         ("Option C fits best.", "c", "option_word"),
+        ("Answer - b", "b", "answer_label"),
+        ("So the result is $\\boxed{C}$.", "c", "boxed"),
+        ("b) The music gets quieter after the cut.", "b", "leading_letter"),
+        ("**D.** Nothing changes", "d", "leading_letter"),
         ("I think nothing changes here.", "d", "option_text"),
     ],
 )
@@ -133,7 +142,9 @@ def test_fallback_rule_names_are_documented_in_order():
     assert FALLBACK_RULES[0] == "answer_label"
     assert set(FALLBACK_RULES) == {
         "answer_label",
+        "boxed",
         "json",
+        "leading_letter",
         "lone_letter_line",
         "parenthesized",
         "option_word",
