@@ -7,6 +7,7 @@ explanation. Options are not part of the query either (they would leak through t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -69,3 +70,8 @@ class Retriever(ABC):
     @abstractmethod
     def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
         """Return at most ``k`` facts, best first, deterministically."""
+
+    def retrieve_many(self, queries: Sequence[RetrievalQuery], k: int = 10) -> list[RetrievalResult]:
+        """Results for many queries, in order; same output as calling ``retrieve`` on each. Retrievers
+        that embed (hybrid) override it to embed all question texts in one batch."""
+        return [self.retrieve(query, k) for query in queries]

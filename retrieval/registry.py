@@ -1,0 +1,74 @@
+"""Retrievers chosen by name: ``hybrid``, ``keyword``, ``paths``, ``none``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graph.model import CausalGraph, GraphStore
+from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
+from retrieval.graph_view import GraphView
+from retrieval.index import INDEX_DIRNAME
+
+RETRIEVER_NAMES: tuple[str, ...] = ("hybrid", "keyword", "paths", "none")
+"""Every name ``get_retriever`` accepts."""
+
+
+class NoRetriever(Retriever):
+    """The graph-off arm of an ablation: always returns no fact."""
+
+    name = "none"
+
+    def __init__(self, view: GraphView | None = None) -> None:
+        self.view = view
+
+    def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
+        return RetrievalResult(
+            retriever=self.name, facts=[], graph_hash=self.view.content_hash if self.view else None
+        )
+
+
+def get_retriever(
+    name: str, store_or_graph: CausalGraph | GraphStore | GraphView | str | Path | None, **config: object
+) -> Retriever:
+    """Build the retriever ``name`` over a graph, a store, or a graph folder.
+
+    Config keys are the fields of the retriever's config model (HybridConfig, KeywordConfig,
+    PathsConfig); hybrid also takes ``embedder`` (an Embedder), ``model`` (a sentence-transformers name
+    or path) and ``index_dir`` (where the FAISS index is kept; a graph folder defaults to
+    ``<folder>/retrieval_index``, an in-memory graph to no persistence).
+    """
+    if name not in RETRIEVER_NAMES:
+        raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVER_NAMES)}")
+    if name == "none":
+        view = None if store_or_graph is None else _view(store_or_graph)
+        if config:
+            raise TypeError(f"retriever 'none' takes no settings, got {sorted(config)}")
+        return NoRetriever(view)
+    if store_or_graph is None:
+        raise ValueError(f"retriever {name!r} needs a graph")
+    view = _view(store_or_graph)
+    if name == "keyword":
+        from retrieval.keyword import KeywordConfig, KeywordRetriever
+
+        return KeywordRetriever(view, KeywordConfig(**config))
+    if name == "paths":
+        from retrieval.paths import PathsConfig, PathsRetriever
+
+        return PathsRetriever(view, PathsConfig(**config))
+    from retrieval.embed import Embedder
+    from retrieval.hybrid import HybridConfig, HybridRetriever
+
+    embedder = config.pop("embedder", None)
+    model = config.pop("model", None)
+    index_dir = config.pop("index_dir", None)
+    if index_dir is None and isinstance(store_or_graph, str | Path) and Path(store_or_graph).is_dir():
+        index_dir = Path(store_or_graph) / INDEX_DIRNAME
+    if embedder is None:
+        embedder = Embedder(model)  # type: ignore[arg-type]
+    elif model is not None:
+        raise TypeError("pass either embedder or model, not both")
+    return HybridRetriever(view, embedder=embedder, index_dir=index_dir, config=HybridConfig(**config))  # type: ignore[arg-type]
+
+
+def _view(source: CausalGraph | GraphStore | GraphView | str | Path) -> GraphView:
+    return source if isinstance(source, GraphView) else GraphView.of(source)
