@@ -1,17 +1,203 @@
-"""CLI for issue #8 (placeholder until that issue lands)."""
+"""``karma eval`` and ``karma report``: parse options and delegate to ``karma.eval``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+BACKEND_OPT_HELP = (
+    "Backend option KEY=VALUE (repeatable); VALUE is read as JSON when it parses, else as text. "
+    "E.g. --backend-opt base_url=http://127.0.0.1:8080/v1 --backend-opt max_concurrency=8."
+)
 
-def eval_command() -> None:
-    """Not implemented yet (issue #8)."""
-    typer.echo("not implemented yet (issue #8)", err=True)
-    raise typer.Exit(2)
+
+def _backend_options(pairs: list[str]) -> dict[str, object]:
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"--backend-opt needs KEY=VALUE, got {pair!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value
+    return options
 
 
-def report() -> None:
-    """Not implemented yet (issue #8)."""
-    typer.echo("not implemented yet (issue #8)", err=True)
-    raise typer.Exit(2)
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def eval_command(
+    data: Annotated[
+        Path, typer.Option("--data", help="Folder with <video>_qa.json and <video>_causal_features.json.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Run directory; rerunning the same command resumes it.")],
+    pipeline: Annotated[str, typer.Option(help="llm (features as text) or vlm (clips as video).")] = "llm",
+    backend: Annotated[
+        str, typer.Option(help="Model backend: llamacpp, openai, transformers, vllm.")
+    ] = "llamacpp",
+    backend_opt: Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)] = None,
+    ckg: Annotated[str, typer.Option(help="Graph block: on, off, or both (the paired ablation).")] = "both",
+    retriever: Annotated[str, typer.Option(help="Retriever: hybrid, keyword, paths, none.")] = "hybrid",
+    k: Annotated[int, typer.Option(help="Facts retrieved per question.")] = 10,
+    budget_tokens: Annotated[int, typer.Option(help="Token budget of the graph block.")] = 400,
+    types: Annotated[
+        list[str] | None,
+        typer.Option("--types", help="Question types to answer (comma-separated or repeated)."),
+    ] = None,
+    videos: Annotated[
+        list[str] | None, typer.Option("--videos", help="Video ids to answer (comma-separated or repeated).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Answer only the first N selected questions.")] = None,
+    folds: Annotated[
+        int,
+        typer.Option(help="k of the k-fold split by video: each video's graph is built without its fold."),
+    ] = 5,
+    whole_corpus_graph: Annotated[
+        bool,
+        typer.Option(
+            "--whole-corpus-graph", help="One graph from every video (the published, leaky setting)."
+        ),
+    ] = False,
+    graph: Annotated[
+        Path | None, typer.Option("--graph", help="Use this prebuilt graph file for every video.")
+    ] = None,
+    fold_seed: Annotated[int, typer.Option(help="Seed of the fold split.")] = 0,
+    clips: Annotated[
+        Path | None, typer.Option(help="VLM: folder with one folder of scene_NNN.mp4 per video.")
+    ] = None,
+    template: Annotated[str | None, typer.Option(help="Prompt template name or YAML path.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Output budget (same in both arms).")] = 32,
+    temperature: Annotated[float, typer.Option(help="Decoding temperature; only 0 is cached.")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Decoding seed.")] = 0,
+    constrain_choices: Annotated[
+        bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
+    ] = False,
+    batch_size: Annotated[
+        int | None, typer.Option(help="Requests per backend call (default: 16 batching backends, else 1).")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(help="Backend calls in flight (default: the backend's max_concurrency or 1)."),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Response cache file (default: karma's cache dir).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+    ] = False,
+    bootstrap_resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the intervals.")] = 2000,
+    report_too: Annotated[
+        bool, typer.Option("--report", help="Also write RUN_DIR/report/report.md with plots.")
+    ] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+) -> None:
+    """Answer questions with the graph block on and/or off, resumably; write config, samples and results.
+
+    RUN_DIR/config.json records the resolved settings and the content hashes of data, graphs, prompt
+    template and model; RUN_DIR/samples.jsonl gets one line per (question, arm) as soon as it is
+    answered; RUN_DIR/results.json holds accuracy per type and arm with video-clustered bootstrap
+    intervals, parse-failure rates, the paired graph effect with an exact McNemar test, and the
+    no-model baselines. Rerunning the same command skips finished records.
+    """
+    from karma.eval import EvalConfig, RunMismatchError, arms_from_ckg, run_evaluation, write_report
+
+    if whole_corpus_graph and graph is not None:
+        raise typer.BadParameter("--whole-corpus-graph and --graph exclude each other")
+    mode = "given" if graph is not None else "whole_corpus" if whole_corpus_graph else "folds"
+    try:
+        config = EvalConfig(
+            data=str(data),
+            out=str(out),
+            pipeline=pipeline,  # type: ignore[arg-type]
+            clips=str(clips) if clips else None,
+            backend=backend,
+            backend_options=_backend_options(backend_opt or []),
+            arms=arms_from_ckg(ckg),
+            retriever=retriever,
+            k=k,
+            budget_tokens=budget_tokens,
+            template=template,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            constrain_choices=constrain_choices,
+            graph_mode=mode,  # type: ignore[arg-type]
+            folds=folds,
+            fold_seed=fold_seed,
+            graph_path=str(graph) if graph else None,
+            types=_split(types),
+            videos=_split(videos),
+            limit=limit,
+            bootstrap_resamples=bootstrap_resamples,
+            batch_size=batch_size,
+            concurrency=concurrency,
+            use_cache=not no_cache,
+            cache_path=str(cache) if cache else None,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    try:
+        summary = run_evaluation(config, progress=progress)
+    except RunMismatchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(
+        f"{summary.run_dir}: {summary.answered} answered ({summary.cache_hits} from cache), "
+        f"{summary.already_done} already done, {summary.questions_per_s:.2f} q/s"
+    )
+    _print_summary(Path(summary.run_dir))
+    if report_too:
+        typer.echo(f"report: {write_report([summary.run_dir])}")
+
+
+def _print_summary(run_dir: Path) -> None:
+    results = json.loads((run_dir / "results.json").read_text())
+    for arm, stats in results.get("arms", {}).items():
+        s = stats["overall"]
+        typer.echo(
+            f"  graph {arm}: accuracy {100 * s['accuracy']:.1f}% [{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}] "
+            f"n={s['n']}, parse failures {100 * s['parse_failure_rate']:.1f}%"
+        )
+    paired = results.get("paired", {}).get("overall")
+    if paired:
+        typer.echo(
+            f"  graph effect: {100 * paired['delta']:+.1f} points [{100 * paired['ci_low']:+.1f}, "
+            f"{100 * paired['ci_high']:+.1f}], McNemar p={paired['mcnemar_p']:.3g}"
+        )
+
+
+def report(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="One or more run directories written by `karma eval`.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Output folder (default: RUN_DIR/report, or ./karma-report for several runs)."
+        ),
+    ] = None,
+    recompute: Annotated[
+        bool,
+        typer.Option(
+            "--recompute", help="Recompute results.json from samples.jsonl first (e.g. after a killed run)."
+        ),
+    ] = False,
+) -> None:
+    """Write a markdown report with tables and PNG plots; several runs are compared side by side."""
+    from karma.eval import RunDir, finalize, write_report
+
+    for run_dir in run_dirs:
+        run = RunDir(run_dir)
+        if not run.exists():
+            raise typer.BadParameter(f"{run_dir} is not a karma run directory (no config.json)")
+        if recompute or not run.results_path.exists():
+            finalize(run)
+    path = write_report(list(run_dirs), out)
+    typer.echo(str(path))

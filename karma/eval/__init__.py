@@ -1,0 +1,46 @@
+"""Evaluation and ablation: resumable runs with the graph on and off, paired statistics, reports."""
+
+from karma.eval.cache import ResponseCache, cache_key, is_cacheable
+from karma.eval.config import EvalConfig, arms_from_ckg
+from karma.eval.graph_scorer import graph_scorer_pick, option_support
+from karma.eval.records import ARMS, Arm, BaselineRecord, SampleRecord
+from karma.eval.report import write_report
+from karma.eval.results import aggregate
+from karma.eval.rundir import RunDir, RunMismatchError
+from karma.eval.runner import RunSummary, finalize, run_evaluation, select_questions
+from karma.eval.stats import (
+    Interval,
+    McNemarResult,
+    binomial_two_sided_p,
+    cluster_bootstrap_accuracy,
+    cluster_bootstrap_paired_difference,
+    mcnemar_exact,
+)
+
+__all__ = [
+    "ARMS",
+    "Arm",
+    "BaselineRecord",
+    "EvalConfig",
+    "Interval",
+    "McNemarResult",
+    "ResponseCache",
+    "RunDir",
+    "RunMismatchError",
+    "RunSummary",
+    "SampleRecord",
+    "aggregate",
+    "arms_from_ckg",
+    "binomial_two_sided_p",
+    "cache_key",
+    "cluster_bootstrap_accuracy",
+    "cluster_bootstrap_paired_difference",
+    "finalize",
+    "graph_scorer_pick",
+    "is_cacheable",
+    "mcnemar_exact",
+    "option_support",
+    "run_evaluation",
+    "select_questions",
+    "write_report",
+]

@@ -1,0 +1,93 @@
+"""A response cache for deterministic decoding, keyed on everything that can change an answer.
+
+Harness users' classic complaint is a cache that returns a stale or a sampled answer. Here:
+
+* the key hashes the backend's ``settings`` (backend name, model id with the weights' hash, context
+  size, server URL, ...), the model id again (in case a backend forgets it in ``settings``) and the
+  *whole* request (every message, max_tokens, temperature, seed, constrained choices) — a change in
+  any of them is a miss;
+* only temperature-0 requests are read or written (sampled answers are never cached);
+* failed requests are never stored, so a transient server error is retried on the next run.
+
+Storage is one SQLite file (WAL mode, so several runs can share it); each put is committed at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from pipelines.backends.base import ChatRequest, Completion
+
+CACHE_FILE_NAME = "responses.sqlite"
+CACHE_SCHEMA_VERSION = 1
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def cache_key(settings: Mapping[str, object], model_id: str, request: ChatRequest) -> str:
+    """sha256 over the backend settings, the model id and the full request."""
+    payload = {
+        "schema": CACHE_SCHEMA_VERSION,
+        "settings": dict(settings),
+        "model_id": model_id,
+        "request": request.model_dump(mode="json"),
+    }
+    return hashlib.sha256(_canonical(payload).encode()).hexdigest()
+
+
+def request_hash(request: ChatRequest) -> str:
+    """Short hash of a request alone (what ``prompt_hash`` means when a pipeline gives none)."""
+    return hashlib.sha256(_canonical(request.model_dump(mode="json")).encode()).hexdigest()[:16]
+
+
+def is_cacheable(request: ChatRequest) -> bool:
+    """Only greedy decoding gives one answer per prompt."""
+    return request.temperature == 0.0
+
+
+class ResponseCache:
+    """SQLite-backed map from cache keys to completions."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), timeout=30.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, completion TEXT NOT NULL, model_id TEXT NOT NULL, created REAL NOT NULL)"
+        )
+        self._db.commit()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Completion | None:
+        row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Completion.model_validate_json(row[0])
+
+    def put(self, key: str, model_id: str, completion: Completion) -> None:
+        if completion.error is not None:
+            return
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, completion, model_id, created) VALUES (?, ?, ?, ?)",
+            (key, completion.model_dump_json(), model_id, time.time()),
+        )
+        self._db.commit()
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()

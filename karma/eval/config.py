@@ -1,0 +1,121 @@
+"""The evaluation run's settings: one pydantic model, defaults in one place.
+
+Fields are grouped by what a change to them means for a run directory:
+
+* identity fields (data, pipeline, backend, retriever, graph setting, prompt and decoding settings)
+  decide the answers; resuming a run with a different value is refused;
+* selection fields (types, videos, limit) only choose which questions to answer; a rerun may widen
+  or narrow them, and results always cover every record in the run directory;
+* execution fields (batch size, concurrency, cache, progress) change speed, never answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from karma.eval.records import ARMS, Arm
+
+GraphMode = Literal["folds", "whole_corpus", "given"]
+
+SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit"})
+EXECUTION_FIELDS: frozenset[str] = frozenset({"batch_size", "concurrency", "cache_path", "use_cache", "out"})
+
+
+class EvalConfig(BaseModel):
+    """Everything ``karma eval`` needs to answer a set of questions in one or both arms."""
+
+    data: str
+    """Folder (or single QA file) with ``<video>_qa.json`` and ``<video>_causal_features.json``."""
+    out: str
+    """The run directory (config.json, samples.jsonl, baselines.jsonl, results.json)."""
+    pipeline: Literal["llm", "vlm"] = "llm"
+    """llm: scene features as text; vlm: the past and current clips as video."""
+    clips: str | None = None
+    """VLM only: folder with one sub-folder of ``scene_NNN.mp4`` clips per video."""
+    backend: str = "llamacpp"
+    """Model backend name (llamacpp, openai, transformers, vllm)."""
+    backend_options: dict[str, object] = Field(default_factory=dict)
+    """Keyword options for the backend (model path, base_url, max_concurrency, ...)."""
+    arms: list[Arm] = Field(default_factory=lambda: list(ARMS))
+    """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
+    retriever: str = "hybrid"
+    """Retriever name (hybrid, keyword, paths, none)."""
+    k: int = Field(default=10, ge=0)
+    """Facts retrieved per question."""
+    budget_tokens: int = Field(default=400, ge=0)
+    """Token budget of the graph block."""
+    fact_style: str = "lines"
+    """How facts are serialized (lines or table)."""
+    template: str | None = None
+    """Prompt template name or YAML path (default: the pipeline's packaged template)."""
+    max_tokens: int = Field(default=32, ge=1)
+    """Output budget (identical in both arms)."""
+    temperature: float = Field(default=0.0, ge=0.0)
+    """Decoding temperature; only 0 is cached."""
+    seed: int = 0
+    """Decoding seed."""
+    constrain_choices: bool = False
+    """Ask the backend for constrained choice over the letters (identical in both arms)."""
+    graph_mode: GraphMode = "folds"
+    """folds: a video's graph is built without its fold; whole_corpus: one graph from every video
+    (the published setting; retrieves statistics computed from the evaluated video); given: a graph
+    file passed with ``graph_path``."""
+    folds: int = Field(default=5, ge=2)
+    """k of the k-fold split by video."""
+    fold_seed: int = 0
+    """Seed of the fold split."""
+    graph_path: str | None = None
+    """A prebuilt graph (graph_mode given)."""
+    types: list[str] | None = None
+    """Question types to answer (default: all)."""
+    videos: list[str] | None = None
+    """Video ids to answer (default: all)."""
+    limit: int | None = Field(default=None, ge=1)
+    """Answer only the first N selected questions (stable order: video, transition, question)."""
+    bootstrap_resamples: int = Field(default=2000, ge=100)
+    """Cluster-bootstrap resamples for the intervals."""
+    bootstrap_seed: int = 0
+    """Seed of the bootstrap."""
+    batch_size: int | None = Field(default=None, ge=1)
+    """Requests per backend call (default: 16 for vllm/transformers, 1 otherwise)."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Backend calls in flight at once (default: the openai backend's max_concurrency, else 1)."""
+    use_cache: bool = True
+    """Read and write the response cache (temperature-0 requests only)."""
+    cache_path: str | None = None
+    """The response cache file (default: ``<karma cache dir>/responses.sqlite``)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> EvalConfig:
+        if not self.arms:
+            raise ValueError("at least one arm (on or off) must be run")
+        if len(set(self.arms)) != len(self.arms):
+            raise ValueError(f"arms repeat: {self.arms}")
+        if self.graph_mode == "given" and not self.graph_path:
+            raise ValueError("graph_mode 'given' needs graph_path")
+        if self.graph_path and self.graph_mode != "given":
+            raise ValueError("graph_path is only used with graph_mode 'given'")
+        if self.pipeline == "vlm" and not self.clips:
+            raise ValueError("the vlm pipeline needs clips (a folder of per-video clip folders)")
+        return self
+
+    def identity(self) -> dict[str, object]:
+        """The fields that decide answers (compared on resume)."""
+        dumped = self.model_dump(mode="json")
+        return {k: v for k, v in dumped.items() if k not in SELECTION_FIELDS | EXECUTION_FIELDS}
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out)
+
+
+def arms_from_ckg(ckg: str) -> list[Arm]:
+    """``--ckg on|off|both`` -> the arms to run (both: on first, then off)."""
+    table: dict[str, list[Arm]] = {"on": ["on"], "off": ["off"], "both": ["on", "off"]}
+    try:
+        return table[ckg]
+    except KeyError:
+        raise ValueError(f"--ckg must be on, off or both, got {ckg!r}") from None

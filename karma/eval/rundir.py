@@ -1,0 +1,114 @@
+"""The run directory: where a run's config, per-sample log, baselines and results live.
+
+Layout::
+
+    RUN_DIR/config.json       resolved config + content hashes (data, graphs, template, model)
+    RUN_DIR/samples.jsonl     one SampleRecord per (question, arm), appended and fsynced per record
+    RUN_DIR/baselines.jsonl   one BaselineRecord per question (the no-model baselines' picks)
+    RUN_DIR/graphs/           the graphs the run retrieved from (one per fold), reused on resume
+    RUN_DIR/results.json      aggregate accuracy, intervals, paired graph effect, baselines
+    RUN_DIR/report/           written by ``karma report``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from karma.eval.jsonl import JsonlAppender, read_jsonl
+from karma.eval.records import BaselineRecord, SampleRecord
+
+CONFIG_FILE = "config.json"
+SAMPLES_FILE = "samples.jsonl"
+BASELINES_FILE = "baselines.jsonl"
+RESULTS_FILE = "results.json"
+GRAPHS_DIR = "graphs"
+
+
+class RunMismatchError(ValueError):
+    """A resumed run was started with settings that change answers."""
+
+
+class RunDir:
+    """Paths and file access for one run directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def samples_path(self) -> Path:
+        return self.path / SAMPLES_FILE
+
+    @property
+    def baselines_path(self) -> Path:
+        return self.path / BASELINES_FILE
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS_FILE
+
+    @property
+    def graphs_dir(self) -> Path:
+        return self.path / GRAPHS_DIR
+
+    def exists(self) -> bool:
+        return self.config_path.is_file()
+
+    def read_config(self) -> dict[str, Any]:
+        if not self.config_path.is_file():
+            raise FileNotFoundError(f"{self.path} is not a karma run directory (no {CONFIG_FILE})")
+        return json.loads(self.config_path.read_text())
+
+    def write_json(self, name: str, payload: dict[str, Any]) -> Path:
+        """Write a JSON file atomically (a kill leaves the old or the new file, never half of one)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        target = self.path / name
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        with tmp.open("rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        return target
+
+    def samples(self) -> list[SampleRecord]:
+        """Every complete sample record (a torn last line from a kill is ignored)."""
+        return read_jsonl(self.samples_path, SampleRecord)[0]
+
+    def baselines(self) -> list[BaselineRecord]:
+        return read_jsonl(self.baselines_path, BaselineRecord)[0]
+
+    def sample_appender(self) -> JsonlAppender:
+        return JsonlAppender(self.samples_path)
+
+    def baseline_appender(self) -> JsonlAppender:
+        return JsonlAppender(self.baselines_path)
+
+    def results(self) -> dict[str, Any]:
+        if not self.results_path.is_file():
+            raise FileNotFoundError(f"{self.path}: no {RESULTS_FILE}; run `karma eval` first")
+        return json.loads(self.results_path.read_text())
+
+
+def check_resumable(stored: dict[str, Any], fresh: dict[str, Any], path: Path) -> None:
+    """Refuse to resume when anything that changes answers differs between the runs.
+
+    ``stored`` and ``fresh`` are config.json payloads; their ``identity`` and ``hashes`` parts must
+    be equal. The error lists every differing key so the user sees what changed.
+    """
+    differences: list[str] = []
+    for part in ("identity", "hashes"):
+        old, new = stored.get(part, {}), fresh.get(part, {})
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                differences.append(f"{part}.{key}: {old.get(key)!r} -> {new.get(key)!r}")
+    if differences:
+        raise RunMismatchError(
+            f"{path} holds a run with different settings; use a new --out or the old settings:\n  "
+            + "\n  ".join(differences)
+        )

@@ -1,0 +1,484 @@
+"""The evaluation runner: every selected question in each arm, resumable, cached, and honest.
+
+Order of work per question: the no-model baselines (once), then each arm. Prompts come from the
+pipelines (``pipelines.llm.LlmPipeline`` / ``pipelines.vlm.VlmPipeline``); the two arms use two
+pipeline objects built with identical settings except ``use_graph``, so the graph block is the only
+difference between them.
+
+Durability: a record is appended and fsynced as soon as its completion is back, so a SIGKILL loses
+only requests in flight (one by default for in-process backends; ``concurrency x batch_size`` for
+concurrent ones). A rerun reads ``samples.jsonl``, skips finished (question, arm) pairs and continues.
+
+Throughput: up to ``concurrency`` backend calls run in worker threads, each with ``batch_size``
+requests; the main thread prepares the next prompts (retrieval) while the model works, consults the
+cache, parses, and writes. Server backends get concurrent requests; batching backends get batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from karma.eval.cache import CACHE_FILE_NAME, ResponseCache, cache_key, is_cacheable
+from karma.eval.config import EvalConfig
+from karma.eval.graph_scorer import graph_scorer_pick
+from karma.eval.graphs import GraphPlan
+from karma.eval.records import BaselineRecord, SampleRecord
+from karma.eval.results import aggregate, timing
+from karma.eval.rundir import RunDir, check_resumable
+from karma.records import OPTION_LETTERS, Question, Transition, normalize_question_type
+
+CONFIG_SCHEMA = 1
+# Backends that batch inside one call (one forward pass for many sequences).
+_BATCHING_BACKENDS = frozenset({"vllm", "transformers"})
+
+
+class RunSummary(BaseModel):
+    """What one ``run_evaluation`` call did."""
+
+    run_dir: str
+    """The run directory."""
+    selected: int
+    """(question, arm) pairs selected by this call."""
+    already_done: int
+    """Pairs found finished in samples.jsonl and skipped."""
+    answered: int
+    """Pairs answered (and written) by this call."""
+    cache_hits: int
+    """Of those, answered from the response cache."""
+    elapsed_s: float
+    """Wall time of the answering loop."""
+
+    @property
+    def questions_per_s(self) -> float:
+        return self.answered / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+@dataclass
+class _Item:
+    transition: Transition
+    question: Question
+    arm: str
+    graph_key: str
+    prepared: Any  # pipelines.answering.PreparedPrompt
+    cache_key: str | None = None
+
+
+def _canonical_hash(payload: object) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def data_hash(dataset: Any) -> str:
+    """Content hash of the normalized dataset (transitions with questions, and features)."""
+    return _canonical_hash(
+        {
+            "transitions": [t.model_dump(mode="json") for t in dataset.transitions],
+            "features": {v: dataset.features[v].model_dump(mode="json") for v in sorted(dataset.features)},
+        }
+    )
+
+
+def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition, Question]]:
+    """The questions to answer, in a stable order (video, transition, question position)."""
+    wanted_types = None
+    if config.types:
+        wanted_types = set()
+        for raw in config.types:
+            normalized = normalize_question_type(raw)
+            if normalized is None:
+                raise ValueError(
+                    f"unknown question type {raw!r} (use evidential, predictive, counterfactual)"
+                )
+            wanted_types.add(normalized)
+    videos = set(config.videos) if config.videos else None
+    if videos is not None:
+        missing = sorted(videos - set(dataset.video_ids))
+        if missing:
+            raise ValueError(f"videos not in {config.data}: {', '.join(missing)}")
+    chosen = [
+        (t, q)
+        for t in sorted(dataset.transitions, key=lambda t: (t.video_id, t.index))
+        for q in sorted(t.questions, key=lambda q: q.index)
+        if (videos is None or t.video_id in videos) and (wanted_types is None or q.type in wanted_types)
+    ]
+    return chosen[: config.limit] if config.limit else chosen
+
+
+def _make_pipeline(config: EvalConfig, retriever: Any, use_graph: bool) -> Any:
+    common: dict[str, Any] = {
+        "use_graph": use_graph,
+        "max_tokens": config.max_tokens,
+        "temperature": config.temperature,
+        "seed": config.seed,
+        "constrain_choices": config.constrain_choices,
+        "k": config.k,
+        "budget_tokens": config.budget_tokens,
+        "fact_style": config.fact_style,
+    }
+    if config.template:
+        common["template"] = config.template
+    if config.pipeline == "vlm":
+        from pipelines.vlm import VlmPipeline
+
+        return VlmPipeline(None, retriever, clips_dir=config.clips, **common)
+    from pipelines.llm import LlmPipeline
+
+    return LlmPipeline(None, retriever, **common)
+
+
+class _Evaluation:
+    """State of one run_evaluation call (kept in one object so the loop reads plainly)."""
+
+    def __init__(self, config: EvalConfig, progress: bool) -> None:
+        from karma.data import load_dataset
+
+        self.config = config
+        self.progress = progress
+        self.run = RunDir(config.out)
+        self.dataset = load_dataset(config.data)
+        self.selected = select_questions(self.dataset, config)
+        self.plan = GraphPlan(config, self.dataset, self.run.graphs_dir)
+        self._retrievers: dict[str, Any] = {}
+        self._pipelines: dict[tuple[str, str], Any] = {}
+        self._letters: dict[frozenset[str], str] = {}
+        self._embedder: Any = None
+
+    # -- components -----------------------------------------------------------------------------
+    def retriever(self, key: str) -> Any:
+        if key not in self._retrievers:
+            if self.config.retriever == "none":
+                self._retrievers[key] = None
+            else:
+                from retrieval import get_retriever
+
+                options: dict[str, Any] = {}
+                if self.config.retriever == "hybrid":
+                    # One embedding model shared by every fold's retriever (loaded once).
+                    if self._embedder is None:
+                        from retrieval import Embedder
+
+                        self._embedder = Embedder()
+                    options["embedder"] = self._embedder
+                self._retrievers[key] = get_retriever(self.config.retriever, self.plan.graph(key), **options)
+        return self._retrievers[key]
+
+    def pipeline(self, key: str, arm: str) -> Any:
+        if (key, arm) not in self._pipelines:
+            retriever = self.retriever(key) if arm == "on" else None
+            self._pipelines[(key, arm)] = _make_pipeline(self.config, retriever, use_graph=arm == "on")
+        return self._pipelines[(key, arm)]
+
+    def frequent_letter(self, video_id: str) -> str:
+        """Most frequent answer letter among the questions of the video's training videos."""
+        from karma.baselines import most_frequent_letter
+
+        train = frozenset(self.plan.training_videos(video_id))
+        if train not in self._letters:
+            questions = [q for t in self.dataset.transitions if t.video_id in train for q in t.questions]
+            self._letters[train] = most_frequent_letter(questions)
+        return self._letters[train]
+
+    def baseline_record(self, transition: Transition, question: Question) -> BaselineRecord:
+        from karma.baselines import longest_option, word_overlap_option
+        from pipelines.answering import build_retrieval_query
+
+        key = self.plan.key_for(transition.video_id)
+        retriever = self.retriever(key)
+        facts = []
+        if retriever is not None:
+            query = build_retrieval_query(
+                transition, question, self.dataset.features.get(transition.video_id)
+            )
+            facts = retriever.retrieve(query, k=self.config.k).facts
+        picks = {
+            "most_frequent_letter": [self.frequent_letter(transition.video_id)],
+            "longest_option": [longest_option(question)],
+            "word_overlap": [word_overlap_option(question)],
+            "graph_scorer": graph_scorer_pick(question, facts, self.plan.graph(key)),
+        }
+        return BaselineRecord(
+            question_id=transition.question_id(question),
+            video_id=transition.video_id,
+            question_type=str(question.type),
+            answer=question.answer,
+            picks=picks,
+        )
+
+    # -- config.json ----------------------------------------------------------------------------
+    def config_payload(self, backend: Any, template_hash: str, template_version: str) -> dict[str, Any]:
+        keys = sorted({self.plan.key_for(t.video_id) for t, _ in self.selected})
+        graphs = {}
+        for key in keys:
+            graph = self.plan.graph(key)
+            graphs[key] = {
+                "hash": graph.content_hash(),
+                "nodes": len(graph.nodes),
+                "edges": len(graph.edges),
+                "excluded_videos": self.plan.excluded_videos(key),
+            }
+        return {
+            "schema": CONFIG_SCHEMA,
+            "identity": self.config.identity(),
+            "hashes": {
+                "data": data_hash(self.dataset),
+                "template": template_hash,
+                "template_version": template_version,
+                "model": backend.model_id,
+                "backend_settings": _canonical_hash(backend.settings),
+            },
+            "backend_settings": backend.settings,
+            "graph_mode": self.config.graph_mode,
+            "graphs": graphs,
+            "folds": {
+                "k": self.config.folds,
+                "seed": self.config.fold_seed,
+                "members": self.plan.fold_members,
+            }
+            if self.config.graph_mode == "folds"
+            else None,
+            "selection": {
+                "types": self.config.types,
+                "videos": self.config.videos,
+                "limit": self.config.limit,
+            },
+            "config": self.config.model_dump(mode="json"),
+            "command": sys.argv,
+        }
+
+    def write_config(self, payload: dict[str, Any]) -> None:
+        if self.run.exists():
+            stored = self.run.read_config()
+            check_resumable(stored, payload, self.run.path)
+            # Graph hashes of folds both runs used must agree (they are reloaded from disk).
+            for key, info in payload["graphs"].items():
+                old = stored.get("graphs", {}).get(key)
+                if old and old["hash"] != info["hash"]:
+                    check_resumable(
+                        {"hashes": {f"graph.{key}": old["hash"]}},
+                        {"hashes": {f"graph.{key}": info["hash"]}},
+                        self.run.path,
+                    )
+            payload["graphs"] = {**stored.get("graphs", {}), **payload["graphs"]}
+        self.run.write_json("config.json", payload)
+
+
+def _defaults(config: EvalConfig, backend: Any) -> tuple[int, int]:
+    batch = config.batch_size or (16 if config.backend in _BATCHING_BACKENDS else 1)
+    concurrency = config.concurrency or int(getattr(backend, "max_concurrency", 1) or 1)
+    return batch, concurrency
+
+
+def _progress_bar(enabled: bool, total: int):
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class _Rate(ProgressColumn):
+        def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+            speed = task.finished_speed or task.speed
+            return Text("-- q/s" if speed is None else f"{speed:.2f} q/s")
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+        transient=False,
+    )
+
+
+def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = None) -> RunSummary:
+    """Answer every selected question in each arm, resuming what RUN_DIR already holds.
+
+    ``backend`` may be passed in (e.g. one shared across runs in a benchmark); by default it is built
+    from ``config.backend`` / ``config.backend_options`` and closed at the end.
+    """
+    from pipelines.answering import parse_answer_safely
+    from pipelines.backends import get_backend
+    from pipelines.parsing import parse_answer
+
+    ev = _Evaluation(config, progress)
+    owns_backend = backend is None
+    if backend is None:
+        backend = get_backend(config.backend, **config.backend_options)
+    cache = None
+    try:
+        sample_pipeline = _make_pipeline(config, None, use_graph=False)
+        template = sample_pipeline.template
+        payload = ev.config_payload(backend, template.sha256, template.version)
+        ev.write_config(payload)
+
+        done = {r.key for r in ev.run.samples()}
+        baseline_done = {b.question_id for b in ev.run.baselines()}
+        todo = [
+            (t, q, arm) for t, q in ev.selected for arm in config.arms if (t.question_id(q), arm) not in done
+        ]
+        selected_pairs = len(ev.selected) * len(config.arms)
+        if config.use_cache:
+            from pipelines.models import cache_dir
+
+            cache_path = Path(config.cache_path) if config.cache_path else cache_dir() / CACHE_FILE_NAME
+            cache = ResponseCache(cache_path)
+        settings = backend.settings
+        model_id = backend.model_id
+        batch_size, concurrency = _defaults(config, backend)
+
+        def items() -> Iterator[_Item]:
+            for transition, question in ev.selected:
+                qid = transition.question_id(question)
+                if qid not in baseline_done:
+                    baselines.append(ev.baseline_record(transition, question))
+                    baseline_done.add(qid)
+                for t, q, arm in ((transition, question, a) for a in config.arms):
+                    if (qid, arm) in done:
+                        continue
+                    key = ev.plan.key_for(t.video_id)
+                    features = ev.dataset.features.get(t.video_id)
+                    prepared = ev.pipeline(key, arm).prepare(t, q, features)
+                    yield _Item(t, q, arm, key, prepared)
+
+        counts: Counter[str] = Counter()
+        baselines: list[BaselineRecord] = []
+        started = time.perf_counter()
+        with (
+            ev.run.sample_appender() as samples,
+            ev.run.baseline_appender() as baseline_writer,
+            _progress_bar(progress, len(todo)) as bar,
+            ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="karma-eval") as pool,
+        ):
+            task = bar.add_task(f"eval {config.backend} ckg={'+'.join(config.arms)}", total=len(todo))
+
+            def flush_baselines() -> None:
+                while baselines:
+                    baseline_writer.append(baselines.pop(0))
+
+            def write(item: _Item, completion: Any, cached: bool) -> None:
+                parsed = parse_answer_safely(parse_answer, completion, item.prepared)
+                record = SampleRecord(
+                    question_id=item.transition.question_id(item.question),
+                    video_id=item.transition.video_id,
+                    transition_id=item.transition.transition_id,
+                    question_type=str(item.question.type),
+                    arm=item.arm,  # type: ignore[arg-type]
+                    fold=ev.plan.fold_index(item.transition.video_id),
+                    graph_hash=item.prepared.graph_hash
+                    or (ev.plan.graph(item.graph_key).content_hash() if item.arm == "on" else None),
+                    prompt_hash=item.prepared.prompt_hash,
+                    template_version=item.prepared.template_version,
+                    fact_ids=item.prepared.fact_ids,
+                    answer=item.question.answer,
+                    raw_completion=completion.text,
+                    parsed_letter=parsed.letter,
+                    parse_status=parsed.status,
+                    parse_rule=parsed.rule,
+                    correct=parsed.letter is not None and parsed.letter == item.question.answer,
+                    error=completion.error,
+                    finish_reason=completion.finish_reason,
+                    latency_s=0.0 if cached else completion.latency_s,
+                    prompt_tokens=completion.prompt_tokens,
+                    completion_tokens=completion.completion_tokens,
+                    cached=cached,
+                )
+                flush_baselines()
+                samples.append(record)
+                if cache is not None and not cached and item.cache_key is not None:
+                    cache.put(item.cache_key, model_id, completion)
+                counts["answered"] += 1
+                counts["cached"] += int(cached)
+                bar.advance(task)
+
+            in_flight: dict[Future, list[_Item]] = {}
+            source = items()
+            exhausted = False
+            pending: list[_Item] = []
+
+            def fill() -> None:
+                # Prepare prompts until a full batch waits; cache hits are written at once.
+                nonlocal exhausted
+                while not exhausted and len(pending) < batch_size:
+                    item = next(source, None)
+                    if item is None:
+                        exhausted = True
+                        break
+                    request = item.prepared.request
+                    if cache is not None and is_cacheable(request):
+                        item.cache_key = cache_key(settings, model_id, request)
+                        hit = cache.get(item.cache_key)
+                        if hit is not None:
+                            write(item, hit, cached=True)
+                            continue
+                    pending.append(item)
+
+            while True:
+                fill()
+                if pending and len(in_flight) < concurrency:
+                    batch, pending[:] = list(pending), []
+                    in_flight[pool.submit(backend.generate, [i.prepared.request for i in batch])] = batch
+                    continue
+                if not in_flight:
+                    if exhausted and not pending:
+                        break
+                    continue
+                finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    batch = in_flight.pop(future)
+                    completions = future.result()
+                    if len(completions) != len(batch):
+                        raise RuntimeError(
+                            f"backend {backend.name} returned {len(completions)} completions for {len(batch)} requests"
+                        )
+                    for item, completion in zip(batch, completions, strict=True):
+                        write(item, completion, cached=False)
+            flush_baselines()
+        elapsed = time.perf_counter() - started
+        finalize(ev.run, config)
+        return RunSummary(
+            run_dir=str(ev.run.path),
+            selected=selected_pairs,
+            already_done=selected_pairs - len(todo),
+            answered=counts["answered"],
+            cache_hits=counts["cached"],
+            elapsed_s=elapsed,
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+        if owns_backend:
+            backend.close()
+
+
+def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:
+    """(Re)compute results.json and timing.json from the run directory's records."""
+    stored = run.read_config()
+    cfg = config or EvalConfig.model_validate(stored["config"])
+    samples = run.samples()
+    results = aggregate(samples, run.baselines(), resamples=cfg.bootstrap_resamples, seed=cfg.bootstrap_seed)
+    results["graph_mode"] = stored.get("graph_mode")
+    results["letters"] = list(OPTION_LETTERS)
+    run.write_json("results.json", results)
+    run.write_json("timing.json", timing(samples))
+    return results
