@@ -123,6 +123,7 @@ def generate(
     py_rng = random.Random(int(seeds[1].generate_state(1)[0]))
     video_ids = _video_ids(n_videos, random.Random(int(seeds[2].generate_state(1)[0])))
     maker = _question_maker(world, truth, py_rng)
+    _clear_stale(out, set(video_ids))
 
     scenes = _scene_dicts(world, sim)
     n_questions = 0
@@ -238,6 +239,36 @@ def generate(
         seconds=round(time.perf_counter() - started, 3),
         stage_seconds={name: round(value, 3) for name, value in stages.items()},
     )
+
+
+def _clear_stale(out: Path, video_ids: set[str]) -> None:
+    """Remove the files of videos a previous ``karma synth`` run left in ``out`` (they would be validated
+    and built into graphs with this run's). A folder with Karma-MV files but no ``world.json`` is not
+    ours to clean: refuse instead."""
+    import shutil
+
+    stale = [
+        p
+        for p in out.iterdir()
+        if p.is_file()
+        and (p.name.endswith("_qa.json") or p.name.endswith("_causal_features.json"))
+        and p.name.removesuffix("_qa.json").removesuffix("_causal_features.json") not in video_ids
+    ]
+    if not stale:
+        return
+    if not (out / "world.json").is_file():
+        raise ValueError(
+            f"{out}: holds Karma-MV files that are not from karma synth (e.g. {stale[0].name}); "
+            "use an empty or new output folder"
+        )
+    for path in stale:
+        path.unlink()
+    for sub in ("clips", "videos"):
+        folder = out / sub
+        if folder.is_dir():
+            for item in folder.iterdir():
+                if item.name.removesuffix(".mp4") not in video_ids:
+                    shutil.rmtree(item) if item.is_dir() else item.unlink()
 
 
 def _thresholds(world: WorldConfig) -> dict[str, float]:

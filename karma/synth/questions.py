@@ -30,7 +30,39 @@ VISUAL_NAMES = {
     "motion": "motion",
     "visual_intensity": "overall visual intensity",
 }
-INTRO = "Across the cut between the past scene and the current scene, "
+# Paraphrases per question form. They name changes with numbers and arrows and never use a word of
+# the option vocabulary (increases, shifts, loudness, brightness, ...), so word overlap guesses nothing.
+TEMPLATES: dict[str, tuple[str, ...]] = {
+    "cause_to_effect": (
+        "Across the cut between the past scene and the current scene, {seen}. "
+        "Which change in the current scene's soundtrack does this on-screen change explain?",
+        "Comparing the past scene with the current scene, {seen}. "
+        "What change in the soundtrack is this on-screen change responsible for?",
+        "At the cut into the current scene, {seen}. Which soundtrack change does this account for?",
+    ),
+    "effect_to_cause": (
+        "Across the cut between the past scene and the current scene, the soundtrack's {heard}. "
+        "Which on-screen change best explains this?",
+        "Comparing the past scene with the current scene, the soundtrack's {heard}. "
+        "What happened on screen that accounts for this?",
+        "At the cut into the current scene, the soundtrack's {heard}. Which on-screen change is responsible?",
+    ),
+    "predictive": (
+        "The current scene's audio is hidden. Across the cut between the past scene and the current scene, "
+        "{seen}. Which change should the current scene's soundtrack most likely show?",
+        "Without hearing the current scene: comparing the past scene with the current scene, {seen}. "
+        "What change in the soundtrack should be expected?",
+        "The current scene is silent here. At the cut into it, {seen}. Which soundtrack change is most likely?",
+    ),
+    "counterfactual": (
+        "Across the cut between the past scene and the current scene, {happened}. Suppose {instead}. "
+        "Which change would the current scene's soundtrack most likely have shown?",
+        "Comparing the past scene with the current scene, {happened}. If {instead}, "
+        "what change would the soundtrack most likely have shown?",
+        "At the cut into the current scene, {happened}. Imagine {instead}: "
+        "which soundtrack change would that have brought?",
+    ),
+}
 
 
 @dataclass
@@ -211,7 +243,7 @@ class QuestionMaker:
         traps = [e for e in cut.music_events if e not in excluded]
         options, option_events, letter = self._options("evidential-ce", effect, [pool], traps)
         seen = self.describe_visual(cause, cut)
-        text = f"{INTRO}{seen}. Which change in the current scene's soundtrack does this on-screen change explain?"
+        text = self.rng.choice(TEMPLATES["cause_to_effect"]).format(seen=seen)
         explanation = (
             f"{_cap(seen)} ({self.title(cause)}). In this world {self.title(cause)} causes "
             f"{self.title(effect)} (rule strength {self._strength(cause, effect):.2f}), and the current scene "
@@ -239,7 +271,7 @@ class QuestionMaker:
         pool += [e for e in traps if e not in pool]
         options, option_events, letter = self._options("evidential-ec", cause, [pool], traps)
         heard = self.describe_music(effect, cut)
-        text = f"{INTRO}the soundtrack's {heard}. Which on-screen change best explains this?"
+        text = self.rng.choice(TEMPLATES["effect_to_cause"]).format(heard=heard)
         explanation = (
             f"{_cap(heard)} ({self.title(effect)}). Of the options only {self.title(cause)} causes "
             f"{self.title(effect)} in this world (rule strength {self._strength(cause, effect):.2f}), and it "
@@ -261,10 +293,7 @@ class QuestionMaker:
         traps = [e for e in cut.music_events if e not in strict]
         options, option_events, letter = self._options("predictive", effect, pools, traps)
         seen = self.describe_visual(cause, cut)
-        text = (
-            f"The current scene's audio is hidden. {INTRO}{seen}. "
-            "Which change should the current scene's soundtrack most likely show?"
-        )
+        text = self.rng.choice(TEMPLATES["predictive"]).format(seen=seen)
         explanation = (
             f"{_cap(seen)} ({self.title(cause)}), which in this world causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The hidden audio indeed shows it: "
@@ -341,10 +370,7 @@ class QuestionMaker:
         ]
         traps = [e for e in cut.music_events if e not in strict]
         options, option_events, letter = self._options("counterfactual", effect, pools, traps)
-        text = (
-            f"{INTRO}{happened}. Suppose {instead}. "
-            "Which change would the current scene's soundtrack most likely have shown?"
-        )
+        text = self.rng.choice(TEMPLATES["counterfactual"]).format(happened=happened, instead=instead)
         explanation = (
             f"The alternative would be {self.title(cause)}, which in this world causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The other options are not effects of that change."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -121,6 +122,16 @@ def test_answer_bias_baselines_near_chance(world_dir: Path) -> None:
         assert abs(accuracies[name] - 0.25) <= 0.05, (name, accuracies)
     letters = Counter(q.answer for q in questions)
     assert max(letters.values()) - min(letters.values()) <= 2  # balanced in blocks of four
+    # Question texts share no content word with any option, so overlap cannot point at the answer.
+    stop = {"a", "an", "the", "of", "to", "in", "from", "into", "with", "and"}
+
+    def words(text: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and not w.isdigit()}
+
+    for q in questions:
+        asked = words(q.question)
+        assert not any(asked & words(option) for option in q.options.values()), q
+    assert len({q.question.split(",")[0] for q in questions}) >= 6  # several paraphrases per kind
 
 
 def test_every_answer_follows_from_the_ground_truth_rules(world_dir: Path) -> None:
@@ -261,3 +272,31 @@ def test_seeds_and_configs_give_different_worlds(tmp_path: Path) -> None:
     assert ("visual:brightness:up", "music:loudness:down") in edge_set(tmp_path / "flipped")
     assert ("visual:brightness:up", "music:loudness:up") in edge_set(tmp_path / "s1")
     assert edge_set(tmp_path / "flipped") != edge_set(tmp_path / "s1")
+
+
+def test_rerun_into_same_folder_replaces_stale_videos(tmp_path: Path) -> None:
+    world = load_world(TINY)
+    generate(world, tmp_path / "w", videos=6, seed=1)
+    generate(world, tmp_path / "w", videos=2, seed=2)
+    assert len(list((tmp_path / "w").glob("*_qa.json"))) == 2
+    assert len(list((tmp_path / "w").glob("*_causal_features.json"))) == 2
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "abc_qa.json").write_text("[]")
+    with pytest.raises(ValueError, match="not from karma synth"):
+        generate(world, foreign, videos=1)
+
+
+def test_cli_reports_a_bad_world_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from karma.cli.main import app
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nvideos: -3\n")
+    result = CliRunner().invoke(app, ["synth", "--world", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.output and "videos" in result.output
+    result = CliRunner().invoke(app, ["synth", "--world", str(TINY), "--out", str(tmp_path / "o"), "-n", "2"])
+    assert result.exit_code == 0, result.output
+    assert "2 videos" in result.output and (tmp_path / "o" / "ground_truth.json").is_file()
