@@ -36,7 +36,7 @@ def synth(
         "--videos",
         "-n",
         min=1,
-        help=f"Number of videos [default: the world's count; {MEDIA_DEFAULT_VIDEOS} with --media].",
+        help=f"Number of videos (default: the world's count; {MEDIA_DEFAULT_VIDEOS} with --media).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed (same seed -> identical files)."),
     media: bool = typer.Option(
@@ -53,10 +53,12 @@ def synth(
 ) -> None:
     """Generate a synthetic Karma-MV world whose causal rules are known.
 
-    Writes <video_id>_qa.json and <video_id>_causal_features.json in the published formats, plus
-    ground_truth.json (true causal edges, planted non-causal pairs), question_truth.jsonl (what each
-    question asks and why its answer is right) and world.json. With --media, also real mp4 clips
-    (clips/<video_id>/scene_NNN.mp4) and full videos (videos/<video_id>.mp4) with hard cuts.
+    Writes <video_id>_qa.json and <video_id>_causal_features.json (published formats),
+    ground_truth.json (true causal edges, planted non-causal pairs), question_truth.jsonl
+    (each question's true cause and effect events) and world.json.
+
+    With --media, also mp4 scene clips with audio (clips/<video_id>/scene_NNN.mp4) and full
+    videos with hard cuts (videos/<video_id>.mp4). See docs/synth.md.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
