@@ -45,6 +45,7 @@ def synth(
     width: int = typer.Option(320, "--width", min=32, help="Media frame width in pixels."),
     height: int = typer.Option(180, "--height", min=32, help="Media frame height in pixels."),
     fps: int = typer.Option(24, "--fps", min=1, max=120, help="Media frames per second."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Processes rendering media in parallel."),
     scene_seconds: str | None = typer.Option(
         None,
         "--scene-seconds",

@@ -80,13 +80,16 @@ class SynthSummary(BaseModel):
 
 
 def _video_ids(n: int, rng: random.Random) -> list[str]:
-    """Deterministic, unique YouTube-style 11-character ids (never starting with '-' or '_')."""
+    """Deterministic, unique YouTube-style 11-character ids (never starting with '-' or '_').
+
+    Unique even ignoring case, so the files do not collide on case-insensitive file systems.
+    """
     ids: list[str] = []
     seen: set[str] = set()
     while len(ids) < n:
         vid = rng.choice(_ID_FIRST) + "".join(rng.choices(_ID_REST, k=10))
-        if vid not in seen:
-            seen.add(vid)
+        if vid.lower() not in seen:
+            seen.add(vid.lower())
             ids.append(vid)
     return ids
 
@@ -100,11 +103,14 @@ def generate(
     media: bool = False,
     media_options: Any = None,
     progress: ProgressCallback | None = None,
+    jobs: int = 1,
 ) -> SynthSummary:
     """Generate ``videos`` videos (default: ``world.videos``) of ``world`` into ``out_dir``.
 
-    Same world, seed and video count -> byte-identical files. ``media_options`` is a
+    Same world, seed and video count -> byte-identical JSON files (media: same content; the H.264
+    encoder's output is not guaranteed bit-exact between runs). ``media_options`` is a
     ``karma.synth.media.MediaOptions`` (or a dict of its fields); its seed defaults to ``seed``.
+    ``jobs`` > 1 renders media in that many processes (same content as serial rendering).
     """
     import time
 
@@ -224,7 +230,7 @@ def generate(
     media_files = 0
     if media:
         media_started = time.perf_counter()
-        media_files = _render_media(out, video_ids, media_options, seed, progress)
+        media_files = _render_media(out, video_ids, media_options, seed, progress, jobs)
         stages["media"] = time.perf_counter() - media_started
     return SynthSummary(
         out_dir=str(out),
@@ -460,10 +466,22 @@ def _ground_truth_json(
     }
 
 
+def _render_one(out: Path, video_id: str, options: Any) -> int:
+    from karma.synth.media import render_video
+
+    result = render_video(out / f"{video_id}_qa.json", out / f"{video_id}_causal_features.json", out, options)
+    return len(result.clips) + (1 if result.video_path else 0)
+
+
 def _render_media(
-    out: Path, video_ids: list[str], media_options: Any, seed: int, progress: ProgressCallback | None
+    out: Path,
+    video_ids: list[str],
+    media_options: Any,
+    seed: int,
+    progress: ProgressCallback | None,
+    jobs: int = 1,
 ) -> int:
-    from karma.synth.media import MediaOptions, render_video
+    from karma.synth.media import MediaOptions
 
     if media_options is None:
         options = MediaOptions(seed=seed)
@@ -472,11 +490,22 @@ def _render_media(
     else:
         options = MediaOptions(**{"seed": seed, **dict(media_options)})
     files = 0
-    for i, video_id in enumerate(video_ids):
-        result = render_video(
-            out / f"{video_id}_qa.json", out / f"{video_id}_causal_features.json", out, options
-        )
-        files += len(result.clips) + (1 if result.video_path else 0)
-        if progress is not None:
-            progress("media", i + 1, len(video_ids))
+    if jobs <= 1 or len(video_ids) == 1:
+        for i, video_id in enumerate(video_ids):
+            files += _render_one(out, video_id, options)
+            if progress is not None:
+                progress("media", i + 1, len(video_ids))
+        return files
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # Each scene's look is seeded from (seed, video id, scene id), so parallel and serial runs render alike.
+    # spawn, not fork: the parent may already hold FFmpeg/BLAS threads.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(video_ids)), mp_context=context) as pool:
+        futures = [pool.submit(_render_one, out, video_id, options) for video_id in video_ids]
+        for i, future in enumerate(as_completed(futures)):
+            files += future.result()
+            if progress is not None:
+                progress("media", i + 1, len(video_ids))
     return files
