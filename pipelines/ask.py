@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from karma.records import Question, QuestionType, SceneRef, Transition, VideoFeatures, normalize_question_type
+from karma.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
 from pipelines.answering import AnswerRecord, PreparedPrompt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -250,73 +250,112 @@ def make_retriever(name: str, graph: Any, cache_dir: Path | None = None) -> Any:
     return get_retriever(name, graph)
 
 
-def ask(config: AskConfig, backend: Any = None) -> AskResult:
-    """Run one question. ``backend`` may be passed in (reused across calls, e.g. by benchmarks)."""
-    from pipelines.backends import get_backend
+class AskSession:
+    """Keeps loaded backends and retrievers between questions (benchmarks, notebooks, services).
 
-    if config.pipeline == "vlm" and config.clips_dir is None:
-        raise AskError("the VLM pipeline needs --clips DIR (<clips>/<video_id>/scene_NNN.mp4)")
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
-    from_file = config.question_text is None
-    transition, question, features = question_from_file(config) if from_file else inline_question(config)
-    data_dir = (config.qa_file or SAMPLE_DIR / DEFAULT_SAMPLE_QA).parent if from_file else None
-    timings["data"] = time.perf_counter() - start
+    ``ask`` with a fresh session is exactly what one ``karma ask`` does; a second ``ask`` on the same
+    session reuses the model and the retriever (the "warm" latency).
+    """
 
-    tick = time.perf_counter()
-    graph, graph_source = (None, "off (--no-ckg)")
-    if config.use_graph:
-        graph, graph_source = resolve_graph(config, transition, data_dir)
-    timings["graph"] = time.perf_counter() - tick
+    def __init__(self) -> None:
+        self._backends: dict[str, Any] = {}
+        self._retrievers: dict[str, Any] = {}
 
-    tick = time.perf_counter()
-    retriever = make_retriever(config.retriever, graph, config.cache_dir) if config.use_graph else None
-    timings["retriever"] = time.perf_counter() - tick
+    def backend(self, config: AskConfig) -> Any:
+        from pipelines.backends import get_backend
 
-    tick = time.perf_counter()
-    if backend is None:
-        backend = get_backend(config.backend, **config.backend_options)
-    timings["backend_load"] = time.perf_counter() - tick
+        key = json.dumps([config.backend, config.backend_options], sort_keys=True, default=str)
+        if key not in self._backends:
+            self._backends[key] = get_backend(config.backend, **config.backend_options)
+        return self._backends[key]
 
-    common = {
-        "use_graph": config.use_graph,
-        "max_tokens": config.max_tokens,
-        "constrain_choices": config.constrain_choices,
-        "k": config.k,
-        "budget_tokens": config.budget_tokens,
-    }
-    if config.pipeline == "vlm":
-        from pipelines.vlm import VlmPipeline
+    def retriever(self, config: AskConfig, graph: Any) -> Any:
+        if graph is None or config.retriever == "none":
+            return None
+        key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}"
+        if key not in self._retrievers:
+            self._retrievers[key] = make_retriever(config.retriever, graph, config.cache_dir)
+        return self._retrievers[key]
 
-        assert config.clips_dir is not None
-        pipeline: Any = VlmPipeline(
-            backend,
-            retriever,
-            clips_dir=config.clips_dir,
-            predictive_audio=config.predictive_audio,
-            cache_dir=config.cache_dir,
-            **common,
+    def close(self) -> None:
+        for backend in self._backends.values():
+            backend.close()
+        self._backends.clear()
+        self._retrievers.clear()
+
+    def ask(self, config: AskConfig) -> AskResult:
+        """Run one question."""
+        if config.pipeline == "vlm" and config.clips_dir is None:
+            raise AskError("the VLM pipeline needs --clips DIR (<clips>/<video_id>/scene_NNN.mp4)")
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        from_file = config.question_text is None
+        transition, question, features = question_from_file(config) if from_file else inline_question(config)
+        data_dir = (config.qa_file or SAMPLE_DIR / DEFAULT_SAMPLE_QA).parent if from_file else None
+        timings["data"] = time.perf_counter() - start
+
+        tick = time.perf_counter()
+        graph, graph_source = (None, "off (--no-ckg)")
+        if config.use_graph:
+            graph, graph_source = resolve_graph(config, transition, data_dir)
+        timings["graph"] = time.perf_counter() - tick
+
+        tick = time.perf_counter()
+        retriever = self.retriever(config, graph) if config.use_graph else None
+        timings["retriever"] = time.perf_counter() - tick
+
+        tick = time.perf_counter()
+        backend = self.backend(config)
+        timings["backend_load"] = time.perf_counter() - tick
+
+        common = {
+            "use_graph": config.use_graph,
+            "max_tokens": config.max_tokens,
+            "constrain_choices": config.constrain_choices,
+            "k": config.k,
+            "budget_tokens": config.budget_tokens,
+        }
+        if config.pipeline == "vlm":
+            from pipelines.vlm import VlmPipeline
+
+            assert config.clips_dir is not None
+            pipeline: Any = VlmPipeline(
+                backend,
+                retriever,
+                clips_dir=config.clips_dir,
+                predictive_audio=config.predictive_audio,
+                cache_dir=config.cache_dir,
+                **common,
+            )
+        else:
+            from pipelines.llm import LlmPipeline
+
+            pipeline = LlmPipeline(backend, retriever, **common)
+        tick = time.perf_counter()
+        prepared = pipeline.prepare(transition, question, features)
+        timings["prepare"] = time.perf_counter() - tick
+        tick = time.perf_counter()
+        (answer,) = pipeline.answer([prepared])
+        timings["generate"] = time.perf_counter() - tick
+        timings["total"] = time.perf_counter() - start
+        return AskResult(
+            transition=transition,
+            question=question,
+            answer_known=from_file,
+            prepared=prepared,
+            answer=answer,
+            graph_source=graph_source,
+            timings_s={k: round(v, 4) for k, v in timings.items()},
         )
-    else:
-        from pipelines.llm import LlmPipeline
 
-        pipeline = LlmPipeline(backend, retriever, **common)
-    tick = time.perf_counter()
-    prepared = pipeline.prepare(transition, question, features)
-    timings["prepare"] = time.perf_counter() - tick
-    tick = time.perf_counter()
-    (answer,) = pipeline.answer([prepared])
-    timings["generate"] = time.perf_counter() - tick
-    timings["total"] = time.perf_counter() - start
-    return AskResult(
-        transition=transition,
-        question=question,
-        answer_known=from_file,
-        prepared=prepared,
-        answer=answer,
-        graph_source=graph_source,
-        timings_s={k: round(v, 4) for k, v in timings.items()},
-    )
+
+def ask(config: AskConfig) -> AskResult:
+    """Run one question in a fresh session (what one ``karma ask`` does), then release the model."""
+    session = AskSession()
+    try:
+        return session.ask(config)
+    finally:
+        session.close()
 
 
 def result_json(result: AskResult) -> str:
@@ -333,4 +372,4 @@ def result_json(result: AskResult) -> str:
     return json.dumps(payload, indent=2)
 
 
-__all__ = ["AskConfig", "AskError", "AskResult", "QuestionType", "ask", "result_json"]
+__all__ = ["AskConfig", "AskError", "AskResult", "AskSession", "ask", "result_json"]
