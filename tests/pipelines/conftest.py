@@ -28,6 +28,14 @@ def smollm2_gguf() -> Path:
 def llama_server(smollm2_gguf: Path) -> Iterator[LlamaServer]:
     """One real ``python -m llama_cpp.server`` for the whole session, stopped at the end."""
     with LlamaServer(smollm2_gguf, n_ctx=1024, n_threads=2) as server:
+        # The first request pays for paging in the weights (seconds on a busy machine); pay it here
+        # so that the timeout tests measure the server's steady state.
+        warm = httpx.post(
+            f"{server.base_url}/chat/completions",
+            json={"model": server.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1},
+            timeout=120,
+        )
+        warm.raise_for_status()
         yield server
 
 
