@@ -270,8 +270,11 @@ class QuestionConfig(_Strict):
 
     effect_to_cause_probability: float = Field(default=0.4, ge=0, le=1)
     """Share of evidential questions asking for the visual cause of an observed musical change."""
-    trap_probability: float = Field(default=0.7, ge=0, le=1)
-    """Probability of including a distractor that did happen but is not caused by the asked change."""
+    trap_probability: float = Field(default=0.8, ge=0, le=1)
+    """Probability of including each available trap: a distractor that did happen in the cut but is not
+    caused by (or, for effect-to-cause questions, does not cause) the asked change."""
+    max_traps: int = Field(default=2, ge=0, le=3)
+    """At most this many traps per question."""
     max_redraws: int = Field(default=200, ge=1)
     """How often a cut is redrawn when no rule fired in it (every transition needs a fired rule)."""
 

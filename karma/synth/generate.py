@@ -306,6 +306,7 @@ def _question_maker(world: WorldConfig, truth: GroundTruth, rng: random.Random) 
         object_vocab=object_vocab,
         effect_to_cause_probability=world.questions.effect_to_cause_probability,
         trap_probability=world.questions.trap_probability,
+        max_traps=world.questions.max_traps,
         visual_ranges=ranges,
     )
 

@@ -121,6 +121,7 @@ class QuestionMaker:
     object_vocab: list[str]
     effect_to_cause_probability: float
     trap_probability: float
+    max_traps: int
     visual_ranges: dict[str, tuple[float, float, float, float]]
     """visual variable -> (low, high, threshold, scale)."""
     _titles: dict[str, str] = field(default_factory=dict)
@@ -166,7 +167,7 @@ class QuestionMaker:
 
     # -- option sets ----------------------------------------------------------------------------
     def _options(
-        self, kind: str, answer: str, pools: list[list[str]], traps: list[str]
+        self, kind: str, answer: str, pools: list[list[str]], traps: list[str], *, ordered: bool = False
     ) -> tuple[dict[str, str], dict[str, str], str]:
         """Pick three distractors from the first pool with enough distinct titles; place the answer."""
         answer_title = self.title(answer)
@@ -189,10 +190,15 @@ class QuestionMaker:
         want_longest = rng.random() < 0.25 * (steer.asked + 1) - steer.longest
         chosen: list[str] = []
         trap_pool = [t for t in traps if t in pool]
+        if not ordered:
+            rng.shuffle(trap_pool)
         if want_longest:
             trap_pool = [t for t in trap_pool if len(self.title(t)) < length]
-        if trap_pool and rng.random() < self.trap_probability:
-            chosen.append(rng.choice(trap_pool))
+        for trap in trap_pool:
+            if len(chosen) >= self.max_traps:
+                break
+            if rng.random() < self.trap_probability:
+                chosen.append(trap)
         rest = [e for e in pool if e not in chosen]
         shorter = [e for e in rest if len(self.title(e)) < length]
         if want_longest and len(shorter) >= 3 - len(chosen):
@@ -267,9 +273,11 @@ class QuestionMaker:
         occurred = [
             e for e in cut.visual_events if e not in excluded and not e.startswith("visual:object:disappears")
         ]
-        traps = [e for e in occurred if e in partners] or occurred
+        others = [e for e in occurred if e not in partners]
+        self.rng.shuffle(others)
+        traps = [e for e in occurred if e in partners] + others
         pool += [e for e in traps if e not in pool]
-        options, option_events, letter = self._options("evidential-ec", cause, [pool], traps)
+        options, option_events, letter = self._options("evidential-ec", cause, [pool], traps, ordered=True)
         heard = self.describe_music(effect, cut)
         text = self.rng.choice(TEMPLATES["effect_to_cause"]).format(heard=heard)
         explanation = (
