@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from graph.model import CkgEdge, CkgNode, GraphStore
+from graph.model import CausalGraph, CkgEdge, CkgNode, GraphStore
 from graph.neo4j.connection import Neo4jSettings, open_driver
 from graph.neo4j.schema import NODE_LABEL, RELATION_TYPES, edge_from_props, node_from_props
 
@@ -35,6 +35,7 @@ class Neo4jStore(GraphStore):
         self.database = database
         self._owns_driver = owns_driver
         self._types = sorted(RELATION_TYPES.values())
+        self._graph: CausalGraph | None = None
 
     @classmethod
     def connect(cls, settings: Neo4jSettings | None = None) -> Neo4jStore:
@@ -51,6 +52,23 @@ class Neo4jStore(GraphStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def graph(self) -> CausalGraph:
+        """The whole graph with its build config, pulled once (``refresh()`` pulls again).
+
+        Whole-graph consumers, such as the retrievers' in-memory view, read this in one round trip and
+        get the build config too (the per-node methods below never need it).
+        """
+        if self._graph is None:
+            from graph.neo4j.pull import pull_graph
+
+            self._graph = pull_graph(self.driver, self.database)
+        return self._graph
+
+    def refresh(self) -> None:
+        """Forget the pulled graph (after the database changed)."""
+        self._graph = None
 
     def _query(self, cypher: str, **params: Any) -> list[Any]:
         import neo4j

@@ -1,20 +1,206 @@
-"""CLI for issue #9 (placeholder until that issue lands)."""
+"""``karma neo4j start|stop|status|install|pull`` and ``karma graph push``.
+
+Only parsing and delegation: the work lives in ``graph.neo4j`` (server, push, pull, store).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
 
-app = typer.Typer(no_args_is_help=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from graph.neo4j import Neo4jSettings
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help=(
+        "A real local Neo4j 5.26 LTS Community server (no Docker), assembled from Maven Central on first "
+        "use into .cache/neo4j/home and bound to 127.0.0.1 (Bolt 7687, Browser http://127.0.0.1:7474/browser/). "
+        "User 'neo4j', password 'karma-neo4j-local' unless NEO4J_PASSWORD is set. See docs/neo4j.md."
+    ),
+)
+
+URI_HELP = "Bolt URI of the server [env NEO4J_URI; default: the local server, bolt://127.0.0.1:7687]."
+USER_HELP = "User name [env NEO4J_USER; default neo4j]."
+PASSWORD_HELP = "Password [env NEO4J_PASSWORD; default: the local server's, karma-neo4j-local]."
+DATABASE_HELP = "Database [env NEO4J_DATABASE; default neo4j]."
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _settings(uri: str | None, user: str | None, password: str | None, database: str | None) -> Neo4jSettings:
+    from graph.neo4j import Neo4jSettings
+
+    return Neo4jSettings.resolve(uri=uri, user=user, password=password, database=database)
+
+
+def _fail(exc: Exception, code: int = 1) -> typer.Exit:
+    _console().print(f"[red]error:[/red] {exc}")
+    return typer.Exit(code)
+
+
+@app.command("start")
+def start(
+    timeout: float = typer.Option(180.0, "--timeout", help="Seconds to wait until the server answers."),
+) -> None:
+    """Start the local Neo4j (installing it from Maven Central on first use); no-op when running."""
+    from graph.neo4j import LocalNeo4j, Neo4jServerError
+
+    try:
+        LocalNeo4j().start(timeout=timeout)
+    except Neo4jServerError as exc:
+        raise _fail(exc) from exc
+
+
+@app.command("stop")
+def stop(
+    timeout: float = typer.Option(90.0, "--timeout", help="Seconds to wait after SIGTERM."),
+) -> None:
+    """Stop the local Neo4j with SIGTERM and wait for a clean shutdown; no-op when not running."""
+    from graph.neo4j import LocalNeo4j, Neo4jServerError
+
+    try:
+        LocalNeo4j().stop(timeout=timeout)
+    except Neo4jServerError as exc:
+        raise _fail(exc) from exc
+
+
+@app.command("install")
+def install() -> None:
+    """Only assemble the local Neo4j from Maven Central (start does this on first use)."""
+    from graph.neo4j import LocalNeo4j, Neo4jServerError
+
+    server = LocalNeo4j()
+    try:
+        server.install()
+    except Neo4jServerError as exc:
+        raise _fail(exc) from exc
+    _console().print(f"Neo4j {server.installed_version()} installed in {server.home}")
 
 
 @app.command("status")
-def status() -> None:
-    """Not implemented yet (issue #9)."""
-    typer.echo("not implemented yet (issue #9)", err=True)
-    raise typer.Exit(2)
+def status(
+    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
+    user: str | None = typer.Option(None, "--user", help=USER_HELP),
+    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
+    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+) -> None:
+    """The local server's process and install state, and whether the server at --uri answers (exit 3 if not)."""
+    from graph.neo4j import KarmaNeo4jError, LocalNeo4j, open_driver, server_version
+    from graph.neo4j.pull import read_provenance
+
+    console = _console()
+    local = LocalNeo4j().status()
+    console.print(
+        f"local server: {'running (pid ' + str(local.pid) + ')' if local.running else 'not running'}; "
+        f"installed: {local.installed_version or 'no'}; home: {local.home}"
+    )
+    settings = _settings(uri, user, password, database)
+    try:
+        driver = open_driver(settings)
+    except KarmaNeo4jError as exc:
+        console.print(f"{settings.uri}: [red]{exc}[/red]")
+        raise typer.Exit(3) from exc
+    with driver:
+        console.print(
+            f"{settings.uri}: Neo4j {server_version(driver)} answers; Browser: {settings.browser_url()}"
+        )
+        provenance = read_provenance(driver, settings.database)
+    if provenance is None:
+        console.print("karma graph: none pushed yet (karma graph push GRAPH_DIR)")
+    else:
+        console.print(
+            f"karma graph: hash {provenance.hash}, {provenance.node_count} nodes, {provenance.edge_count} edges, "
+            f"pushed {provenance.pushed_at} by karma {provenance.karma_version}"
+        )
 
 
-def push() -> None:
-    """Not implemented yet (issue #9)."""
-    typer.echo("not implemented yet (issue #9)", err=True)
-    raise typer.Exit(2)
+@app.command("pull")
+def pull(
+    out: Path = typer.Argument(..., help="Graph folder to write (graph.json, parquet tables, GraphML)."),
+    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
+    user: str | None = typer.Option(None, "--user", help=USER_HELP),
+    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
+    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+) -> None:
+    """Read the karma graph back out of Neo4j into a graph folder (the inverse of `karma graph push`)."""
+    from graph.io import save_graph
+    from graph.neo4j import KarmaNeo4jError, open_driver
+    from graph.neo4j.pull import pull_graph, read_provenance
+
+    settings = _settings(uri, user, password, database)
+    try:
+        with open_driver(settings) as driver:
+            graph = pull_graph(driver, settings.database)
+            provenance = read_provenance(driver, settings.database)
+    except KarmaNeo4jError as exc:
+        raise _fail(exc) from exc
+    save_graph(graph, out)
+    console = _console()
+    console.print(
+        f"pulled {len(graph.nodes)} nodes, {len(graph.edges)} edges into {out} (hash {graph.content_hash()})"
+    )
+    if provenance is not None and provenance.hash != graph.content_hash():
+        console.print(
+            f"[yellow]note:[/yellow] the database was changed after the last push (pushed hash {provenance.hash})"
+        )
+
+
+def push(
+    graph_dir: Path = typer.Argument(
+        ..., help="Graph folder from `karma graph build` (or a graph .json/.graphml)."
+    ),
+    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
+    user: str | None = typer.Option(None, "--user", help=USER_HELP),
+    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
+    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+    batch_size: int = typer.Option(
+        5000, "--batch-size", min=1, help="Rows per UNWIND ... MERGE transaction."
+    ),
+) -> None:
+    """Push a graph into Neo4j (idempotent: the database ends up holding exactly this graph).
+
+    Uniqueness constraints, batched UNWIND MERGE with parameters only, one label per node kind, one
+    relationship type per relation (CAUSES carries support, confidence, lift, precedence, evidence), and
+    a (:KarmaGraph) provenance node with the graph hash and build config. Prints the Browser URL and
+    ready-to-paste queries.
+    """
+    from rich.progress import Progress
+
+    from graph.io import load_graph
+    from graph.neo4j import KarmaNeo4jError, open_driver
+    from graph.neo4j.guide import browser_queries
+    from graph.neo4j.push import push_graph
+
+    console = _console()
+    try:
+        graph = load_graph(graph_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(exc, 2) from exc
+    settings = _settings(uri, user, password, database)
+    try:
+        with open_driver(settings) as driver, Progress(console=console, transient=True) as bar:
+            task = bar.add_task("pushing", total=len(graph.nodes) + len(graph.edges))
+            report = push_graph(
+                driver, graph, settings.database, batch_size, progress=lambda n: bar.advance(task, n)
+            )
+    except KarmaNeo4jError as exc:
+        raise _fail(exc) from exc
+    console.print(
+        f"pushed graph {report.graph_hash} to {settings.uri} (database {settings.database}): "
+        f"{report.nodes} nodes ({report.nodes_created} created, {report.nodes_deleted} stale removed), "
+        f"{report.edges} relationships ({report.relationships_created} created, "
+        f"{report.relationships_deleted} stale removed) in {report.seconds:.1f} s"
+    )
+    console.print(f"\nNeo4j Browser: {settings.browser_url()}  (user {settings.user}; see docs/neo4j.md)")
+    console.print("Paste these into the Browser (the :param line first):")
+    for query in browser_queries(graph):
+        console.print(f"\n// {query.title}\n{query.text()}", markup=False)
