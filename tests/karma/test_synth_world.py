@@ -120,3 +120,15 @@ def test_shared_definitions() -> None:
     assert happy[0]["label"] == "happy" and len(happy) == 3
     assert moods_from_valence_arousal(2.1, 3.5)[0]["label"] == "sad"
     assert moods_from_valence_arousal(6.9, 1.7)[0]["label"] == "calm"
+
+
+def test_random_signs_world_gives_each_seed_its_own_graph(tmp_path: Path) -> None:
+    from karma.synth import generate
+
+    world = load_world(REPO / "data" / "worlds" / "random_signs.yaml")
+    graphs = []
+    for seed in (0, 1, 2):
+        generate(world, tmp_path / str(seed), videos=3, seed=seed)
+        ground = json.loads((tmp_path / str(seed) / "ground_truth.json").read_text())
+        graphs.append({(e["cause"], e["effect"], e["strength"]) for e in ground["causal_edges"]})
+    assert len({frozenset(g) for g in graphs}) == 3
