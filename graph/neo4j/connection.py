@@ -22,6 +22,8 @@ LOCAL_PASSWORD = "karma-neo4j-local"
 """Password karma gives the local server's ``neo4j`` user on its first start (Neo4j wants >= 8 chars)."""
 DEFAULT_USER = "neo4j"
 DEFAULT_DATABASE = "neo4j"
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+"""URI schemes karma accepts (the driver's HTTP preview is not used)."""
 MIN_MAJOR_VERSION = 5
 """Oldest Neo4j major version karma supports (5.26 LTS is the one it is tested on; 2025.x also works)."""
 
@@ -102,6 +104,12 @@ def open_driver(settings: Neo4jSettings, check_version: bool = True) -> neo4j.Dr
     import neo4j
     from neo4j import exceptions as nx
 
+    scheme = settings.uri.split("://", 1)[0] if "://" in settings.uri else ""
+    if scheme not in BOLT_SCHEMES:
+        raise Neo4jUnavailableError(
+            f"invalid Neo4j URI {settings.uri!r}: use a Bolt URI ({', '.join(s + '://' for s in BOLT_SCHEMES)}), "
+            "e.g. bolt://127.0.0.1:7687"
+        )
     try:
         driver = neo4j.GraphDatabase.driver(
             settings.uri,
