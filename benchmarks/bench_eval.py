@@ -1,0 +1,120 @@
+"""Evaluation throughput: concurrent requests vs one request per question, against the same server.
+
+Starts one llama.cpp OpenAI-compatible server on 127.0.0.1 (packaged SmolLM2-135M), generates a
+`karma synth` world, and runs the same `karma eval` work (both arms, cache off, fresh run dirs) twice
+per round through the runner:
+
+* sequential: one request per question, each sent after the previous answer came back (the
+  published scripts' way);
+* concurrent: ``--concurrency N`` requests in flight while the runner prepares the next prompts.
+
+It prints questions per second for both and their ratio, measured side by side in one process.
+The rounds alternate the order of the two modes so neither always runs on a warmer server.
+
+    .venv/bin/python benchmarks/bench_eval.py [--questions 8] [--concurrency 4] [--rounds 1]
+        [--server-arg=--n_threads --server-arg=2]
+
+Note: ``llama_cpp.server`` (llama-cpp-python) serves one sequence at a time; concurrency then only
+overlaps the client's work (retrieval, prompt building, HTTP, parsing, writing) with the model's.
+Servers with parallel slots (llama.cpp's C++ ``llama-server -np N``, vLLM) also batch the model work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _run(
+    world: Path, out: Path, base_url: str, model: str, questions: int, concurrency: int, k: int
+) -> float:
+    from karma.eval import EvalConfig, run_evaluation
+
+    config = EvalConfig(
+        data=str(world),
+        out=str(out),
+        backend="openai",
+        backend_options={
+            "base_url": base_url,
+            "model": model,
+            "max_concurrency": concurrency,
+            "timeout_s": 600,
+        },
+        retriever="keyword",
+        k=k,
+        limit=questions,
+        folds=3,
+        max_tokens=16,
+        concurrency=concurrency,
+        batch_size=1,
+        use_cache=False,
+    )
+    summary = run_evaluation(config, progress=False)
+    if summary.answered != questions * 2:
+        raise RuntimeError(f"expected {questions * 2} answers, got {summary.answered}")
+    return summary.questions_per_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--questions", type=int, default=8, help="questions per mode (x2 arms = requests)")
+    parser.add_argument(
+        "--concurrency", type=int, default=4, help="requests in flight in the concurrent mode"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="alternating rounds; the median is reported")
+    parser.add_argument("--videos", type=int, default=6, help="videos in the synth world")
+    parser.add_argument("--k", type=int, default=6, help="facts per question in the graph arm")
+    parser.add_argument("--server-arg", action="append", default=[], help="extra llama_cpp.server argument")
+    args = parser.parse_args()
+
+    from karma.synth import generate, load_world
+    from pipelines.backends.llamacpp_server import LlamaServer
+
+    with tempfile.TemporaryDirectory(prefix="karma-bench-eval-") as tmp:
+        base = Path(tmp)
+        world = base / "world"
+        generate(load_world(ROOT / "data" / "worlds" / "tiny.yaml"), world, videos=args.videos, seed=0)
+        print(f"world: {args.videos} videos; {args.questions} questions x 2 arms per mode")
+        with LlamaServer(n_ctx=4096, extra_args=list(args.server_arg)) as server:
+            print(f"server: {' '.join(server.command()[1:])}")
+            # Warm-up: load pages, build the fold graphs' code paths, first-request overheads.
+            _run(world, base / "warmup", server.base_url, server.model, 1, 1, args.k)
+            rates: dict[str, list[float]] = {"sequential": [], "concurrent": []}
+            for round_index in range(args.rounds):
+                order = ["sequential", "concurrent"] if round_index % 2 == 0 else ["concurrent", "sequential"]
+                for mode in order:
+                    n = 1 if mode == "sequential" else args.concurrency
+                    started = time.perf_counter()
+                    rate = _run(
+                        world,
+                        base / f"{mode}{round_index}",
+                        server.base_url,
+                        server.model,
+                        args.questions,
+                        n,
+                        args.k,
+                    )
+                    rates[mode].append(rate)
+                    print(
+                        f"round {round_index}: {mode:<10} {rate:6.3f} q/s ({time.perf_counter() - started:.1f} s wall)"
+                    )
+    sequential = statistics.median(rates["sequential"])
+    concurrent = statistics.median(rates["concurrent"])
+    print()
+    print(f"{'mode':<34}{'questions/s':>12}")
+    print(f"{'sequential (1 request/question)':<34}{sequential:>12.3f}")
+    print(f"{f'concurrent ({args.concurrency} in flight)':<34}{concurrent:>12.3f}")
+    print(f"ratio concurrent/sequential: {concurrent / sequential:.2f}x (goal >= 3x)")
+
+
+if __name__ == "__main__":
+    main()
