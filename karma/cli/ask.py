@@ -148,15 +148,17 @@ def ask(
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(result_json(result))
-        return
-    _print(result, show_prompt)
+    else:
+        _print(result, show_prompt)
+    if result.answer.error:
+        raise typer.Exit(1)  # the model call failed: scripts must not mistake this for an answer
 
 
 def _print(result, show_prompt: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # long paths and facts stay on one line
     q, a, p = result.question, result.answer, result.prepared
     console.print(f"[bold]{a.question_id}[/bold] ({q.type}): {escape(q.question)}")
     for letter, text in q.options.items():

@@ -38,7 +38,17 @@ def test_ask_with_no_arguments_runs_the_embedded_default(runner: CliRunner, tmp_
 
 
 def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRunner):
-    base = ["ask", "--qa", str(SAMPLE / "synthVid002_qa.json"), "-t", "1", "-q", "1", "--retriever", "keyword"]
+    base = [
+        "ask",
+        "--qa",
+        str(SAMPLE / "synthVid002_qa.json"),
+        "-t",
+        "1",
+        "-q",
+        "1",
+        "--retriever",
+        "keyword",
+    ]
     on = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json"])))
     off = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json", "--no-ckg"])))
     assert on["question_id"] == off["question_id"] == "synthVid002/t001/q1"
@@ -93,3 +103,30 @@ def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message:
     result = runner.invoke(app, ["ask", *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_vlm_ask_on_generator_clips_masks_audio_and_reports_a_text_only_backend(
+    runner: CliRunner, tmp_path: Path
+):
+    """Clips from karma's own generator; the embedded backend is text-only, so the request (with the
+    masked clip) is built and the refusal is reported as an error, never as an answer."""
+    from karma.data import load_features_file
+    from karma.synth.media import render_scene_clip
+
+    features = load_features_file(SAMPLE / "synthVid001_causal_features.json").features
+    clips = tmp_path / "clips"
+    for scene in ("scene_001", "scene_002"):
+        render_scene_clip(
+            clips / "synthVid001" / f"{scene}.mp4",
+            features.scenes[scene],
+            1.0,
+            scene_id=scene,
+            video_id="synthVid001",
+        )
+    args = ["ask", "-q", "1", "--pipeline", "vlm", "--clips", str(clips), "--no-ckg", "--show-prompt"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "<video_url file://" in result.output and "scene_001.mp4" in result.output
+    assert str(tmp_path / "cache" / "media") in result.output  # the predictive clip is the derived one
+    assert "withheld" in result.output
+    assert "text-only" in result.output and "parse: none" in result.output
