@@ -228,7 +228,13 @@ def build_graph_cached(data_dir: Path, exclude: list[str], cache_dir: Path | Non
     if cached.is_file():
         return read_json(cached), f"built from {data_dir} without {', '.join(exclude)} (cached {cached})"
     dataset = load_dataset(data_dir, lenient=True)
-    graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=exclude))
+    try:
+        graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=exclude))
+    except ValueError as exc:
+        raise AskError(
+            f"cannot build a graph from {data_dir} without {', '.join(exclude)} ({exc}); "
+            "pass --graph GRAPH_DIR or --no-ckg"
+        ) from exc
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / "graph.json.tmp"
     write_json(graph, tmp)

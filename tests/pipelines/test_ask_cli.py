@@ -97,6 +97,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
         (["-q", "7"], "has no valid question 7"),
         (["--question", "Why?", "--option", "a=x"], "needs --option a=... b=... c=... d=..."),
         (["--pipeline", "vlm", "--no-ckg"], "needs --clips"),
+        (["--graph", "no/such/graph"], "graph not found"),
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
@@ -130,3 +131,15 @@ def test_vlm_ask_on_generator_clips_masks_audio_and_reports_a_text_only_backend(
     assert str(tmp_path / "cache" / "media") in result.output  # the predictive clip is the derived one
     assert "withheld" in result.output
     assert "text-only" in result.output and "parse: none" in result.output
+
+
+def test_graph_cannot_be_built_from_the_asked_video_alone(runner: CliRunner, tmp_path: Path):
+    single = tmp_path / "one"
+    single.mkdir()
+    for name in ("synthVid001_qa.json", "synthVid001_causal_features.json"):
+        (single / name).write_bytes((SAMPLE / name).read_bytes())
+    result = runner.invoke(
+        app, ["ask", "--qa", str(single / "synthVid001_qa.json"), "--retriever", "keyword"]
+    )
+    assert result.exit_code == 2
+    assert "without synthVid001" in result.output and "--no-ckg" in result.output
