@@ -17,9 +17,11 @@ from pydantic import BaseModel
 from graph.model import CausalGraph
 from graph.neo4j.errors import GraphPushError
 from graph.neo4j.schema import (
+    EDGE_PROPERTIES,
     GRAPH_LABEL,
     KIND_LABELS,
     NODE_LABEL,
+    NODE_PROPERTIES,
     RELATION_TYPES,
     build_config_json,
     constraint_statements,
@@ -75,13 +77,19 @@ def _batches(rows: Sequence[dict[str, Any]], size: int) -> Iterator[list[dict[st
         yield list(rows[start : start + size])
 
 
+def _assignments(var: str, names: Sequence[str]) -> str:
+    # One SET per fixed property name (not ``+= map``): the planner then knows ``id`` is not written
+    # and needs no Eager barrier between the MERGE and the SET.
+    return ", ".join(f"{var}.{name} = row.props.{name}" for name in names)
+
+
 def node_merge_query(kind: str) -> str:
     """``UNWIND $rows MERGE`` for nodes of one kind; the label comes from the fixed KIND_LABELS map."""
     label = KIND_LABELS[kind]
     others = ":".join(v for v in KIND_LABELS.values() if v != label)
     return (
         f"UNWIND $rows AS row MERGE (n:{NODE_LABEL} {{id: row.id}}) "
-        f"SET n += row.props REMOVE n:{others} SET n:{label}"
+        f"SET {_assignments('n', NODE_PROPERTIES)} REMOVE n:{others} SET n:{label}"
     )
 
 
@@ -91,7 +99,7 @@ def edge_merge_query(relation: str) -> str:
     return (
         f"UNWIND $rows AS row "
         f"MATCH (a:{NODE_LABEL} {{id: row.source}}) MATCH (b:{NODE_LABEL} {{id: row.target}}) "
-        f"MERGE (a)-[r:{rel_type} {{id: row.id}}]->(b) SET r += row.props"
+        f"MERGE (a)-[r:{rel_type} {{id: row.id}}]->(b) SET {_assignments('r', EDGE_PROPERTIES)}"
     )
 
 
