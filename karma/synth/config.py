@@ -330,6 +330,9 @@ class WorldConfig(_Strict):
         for name in REQUIRED_MUSIC:
             if name not in self.music:
                 problems.append(f"music.{name}: missing (the published features need it)")
+        if len(self.music) < 2:
+            # Questions need three distractors from the musical vocabulary besides the asked effects.
+            problems.append("music: at least two musical variables are needed (e.g. loudness and tempo)")
         if len(set(self.action.labels)) != len(self.action.labels):
             problems.append("action.labels: duplicate label")
         if len(set(self.objects.labels)) != len(self.objects.labels):

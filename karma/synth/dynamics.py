@@ -2,8 +2,9 @@
 
 Every array has shape ``(videos, max_scenes)``; column ``s`` holds scene ``s`` and, for change arrays,
 the change across the cut from scene ``s-1`` into scene ``s`` (column 0 of a change array is unused).
-A cut is drawn for all videos at once; cuts in which no rule fired are redrawn (every transition then
-carries at least one observable cause -> effect pair for its questions). Visual steps are drawn
+A cut is drawn for all videos at once; cuts in which no rule fired (or in which no rule cause is left
+for a counterfactual) are redrawn, so every transition carries at least one observable cause -> effect
+pair and one possible alternative cause for its questions. Visual steps are drawn
 independently of everything that happened before, so a true cause never depends on earlier music.
 """
 
@@ -14,6 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig, require_resolved
+from karma.synth.truth import build_ground_truth
+
+MAX_RESTARTS = 20
+"""How often a video stuck in a cut where no rule fires is simulated again from its first scene."""
 
 
 class WorldTooQuietError(RuntimeError):
@@ -108,21 +113,23 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
     mode_dir = np.zeros(shape, dtype=np.int8)
     regimes = [np.zeros(shape, dtype=np.int8) for _ in world.trends]
 
-    # First scene of every video.
-    for name, cfg in world.visual.items():
-        first = np.clip(rng.normal(cfg.mean, cfg.sd, n_videos), cfg.low, cfg.high)
-        visual[name][:, 0] = np.round(first, cfg.decimals)
-    for name, cfg in world.music.items():
-        first = np.clip(rng.normal(cfg.mean, cfg.sd, n_videos), cfg.low, cfg.high)
-        music[name][:, 0] = np.round(first, cfg.decimals)
-    action[:, 0] = rng.integers(0, n_labels, n_videos)
-    objects[:, 0] = rng.random((n_videos, n_objects)) < world.objects.initial_probability
-    tonic[:, 0] = rng.integers(0, 12, n_videos)
-    minor[:, 0] = rng.random(n_videos) >= world.key.major_probability
-    for k, trend in enumerate(world.trends):
-        regimes[k][:, 0] = _draw_regime(trend, n_videos, rng)
+    def draw_first_scene(idx: np.ndarray) -> None:
+        n = idx.size
+        for name, cfg in world.visual.items():
+            first = np.clip(rng.normal(cfg.mean, cfg.sd, n), cfg.low, cfg.high)
+            visual[name][idx, 0] = np.round(first, cfg.decimals)
+        for name, cfg in world.music.items():
+            first = np.clip(rng.normal(cfg.mean, cfg.sd, n), cfg.low, cfg.high)
+            music[name][idx, 0] = np.round(first, cfg.decimals)
+        action[idx, 0] = rng.integers(0, n_labels, n)
+        objects[idx, 0] = rng.random((n, n_objects)) < world.objects.initial_probability
+        tonic[idx, 0] = rng.integers(0, 12, n)
+        minor[idx, 0] = rng.random(n) >= world.key.major_probability
+        for k, trend in enumerate(world.trends):
+            regimes[k][idx, 0] = _draw_regime(trend, n, rng)
 
     label_index = {label: i for i, label in enumerate(labels)}
+    effects_of = build_ground_truth(world).effects_of
     object_index = {label: i for i, label in enumerate(world.objects.labels)}
 
     def draw_cut(idx: np.ndarray, s: int) -> np.ndarray:
@@ -221,23 +228,81 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                 fired |= cause_happened & (
                     mode_dir[idx, s] == (1 if rule.direction == "minor_to_major" else -1)
                 )
-        return fired
+        return fired & counterfactual_possible(idx, s, prev_action, new_action, prev_objects, new_objects)
 
-    redraws = 0
-    for s in range(1, n_max):
-        todo = np.nonzero(n_scenes > s)[0]
-        for _ in range(world.questions.max_redraws):
-            if todo.size == 0:
-                break
-            fired = draw_cut(todo, s)
-            todo = todo[~fired]
-            redraws += todo.size
-        else:
-            if todo.size:
-                raise WorldTooQuietError(
-                    f"world {world.name!r}: no rule fired in cut {s} of {todo.size} video(s) after "
-                    f"{world.questions.max_redraws} redraws; raise step sizes or lower the rule thresholds"
-                )
+    def counterfactual_possible(
+        idx: np.ndarray,
+        s: int,
+        prev_action: np.ndarray,
+        new_action: np.ndarray,
+        prev_objects: np.ndarray,
+        new_objects: np.ndarray,
+    ) -> np.ndarray:
+        """Whether some rule cause did *not* happen and could have (the counterfactual question needs one).
+
+        Mirrors the candidates of ``QuestionMaker._counterfactual_candidates`` exactly.
+        """
+        possible = np.zeros(idx.size, dtype=bool)
+        prev_minor = minor[idx, s - 1]
+        for cause, effects in effects_of.items():
+            _, variable, direction = cause.split(":", 2)
+            if variable in world.visual:
+                cfg = world.visual[variable]
+                prev = visual[variable][idx, s - 1]
+                step = max(1.5 * cfg.threshold, cfg.change_scale)
+                if direction == "up":
+                    room = np.abs(np.minimum(prev + step, cfg.high) - prev) >= cfg.threshold
+                    happened = visual_dir[variable][idx, s] == 1
+                else:
+                    room = np.abs(np.maximum(prev - step, cfg.low) - prev) >= cfg.threshold
+                    happened = visual_dir[variable][idx, s] == -1
+                effect_ok = np.zeros(idx.size, dtype=bool)
+                for effect in effects:
+                    if effect == "music:mode:major_to_minor":
+                        effect_ok |= ~prev_minor
+                    elif effect == "music:mode:minor_to_major":
+                        effect_ok |= prev_minor
+                    else:
+                        effect_ok[:] = True
+                possible |= room & ~happened & effect_ok
+            elif variable == "action":
+                source, target = direction.split("->", 1)
+                possible |= (prev_action == label_index[source]) & (new_action != label_index[target])
+            elif variable == "object":
+                j = object_index[direction.split(":", 1)[1]]
+                possible |= ~prev_objects[:, j] & ~new_objects[:, j]
+        return possible
+
+    def run(videos: np.ndarray) -> tuple[np.ndarray, int]:
+        """Simulate ``videos`` from their first scene; return the ones stuck in a cut where no rule can fire."""
+        draw_first_scene(videos)
+        stuck = np.zeros(n_videos, dtype=bool)
+        redrawn = 0
+        for s in range(1, n_max):
+            todo = videos[(n_scenes[videos] > s) & ~stuck[videos]]
+            for _ in range(world.questions.max_redraws):
+                if todo.size == 0:
+                    break
+                fired = draw_cut(todo, s)
+                todo = todo[~fired]
+                redrawn += todo.size
+            stuck[todo] = True
+        return np.nonzero(stuck)[0], redrawn
+
+    # A video can get stuck where no rule is able to fire (say, the cause at one bound and its effect at
+    # the other); such videos are simulated again from their first scene.
+    stuck, redraws = run(np.arange(n_videos))
+    for _ in range(MAX_RESTARTS):
+        if stuck.size == 0:
+            break
+        stuck, more = run(stuck)
+        redraws += more
+    if stuck.size:
+        raise WorldTooQuietError(
+            f"world {world.name!r}: no rule fired in some cut of {stuck.size} video(s) even after "
+            f"{world.questions.max_redraws} redraws per cut and {MAX_RESTARTS} restarts; raise step sizes, "
+            "widen the ranges or lower the thresholds"
+        )
 
     action_score = np.round(rng.uniform(0.55, 0.95, shape), 3)
     second_action = (action + rng.integers(1, n_labels, shape)) % n_labels

@@ -130,6 +130,10 @@ def generate(
     video_ids = _video_ids(n_videos, random.Random(int(seeds[2].generate_state(1)[0])))
     maker = _question_maker(world, truth, py_rng)
     _clear_stale(out, set(video_ids))
+    # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
+    world_json: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
+    world_json.update(thresholds=_thresholds(world), config=world.model_dump(mode="json"))
+    (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
 
     scenes = _scene_dicts(world, sim)
     n_questions = 0

@@ -185,6 +185,8 @@ class QuestionMaker:
         if len(pool) < 3:
             raise ValueError(f"not enough distractors for {answer!r} (pool {pool})")
         rng = self.rng
+        titles = self._titles  # every pool entry was cached by the loop above
+        size = {e: len(titles[e]) for e in pool}
         steer = self._steer.setdefault(kind, _LengthSteer())
         length = len(answer_title)
         want_longest = rng.random() < 0.25 * (steer.asked + 1) - steer.longest
@@ -193,24 +195,24 @@ class QuestionMaker:
         if not ordered:
             rng.shuffle(trap_pool)
         if want_longest:
-            trap_pool = [t for t in trap_pool if len(self.title(t)) < length]
+            trap_pool = [t for t in trap_pool if size[t] < length]
         for trap in trap_pool:
             if len(chosen) >= self.max_traps:
                 break
             if rng.random() < self.trap_probability:
                 chosen.append(trap)
         rest = [e for e in pool if e not in chosen]
-        shorter = [e for e in rest if len(self.title(e)) < length]
+        shorter = [e for e in rest if size[e] < length]
         if want_longest and len(shorter) >= 3 - len(chosen):
             chosen += rng.sample(shorter, 3 - len(chosen))
         else:
-            if not any(len(self.title(e)) > length for e in chosen):
-                longer = [e for e in rest if len(self.title(e)) > length]
+            if not any(size[e] > length for e in chosen):
+                longer = [e for e in rest if size[e] > length]
                 if longer:
                     chosen.append(rng.choice(longer))
             rest = [e for e in pool if e not in chosen]
             chosen += rng.sample(rest, 3 - len(chosen))
-        lengths = [len(self.title(e)) for e in chosen]
+        lengths = [size[e] for e in chosen]
         top = max(lengths)
         if length > top:
             steer.longest += 1.0
@@ -222,7 +224,7 @@ class QuestionMaker:
         rng.shuffle(chosen)
         others = iter(chosen)
         option_events = {x: (answer if x == letter else next(others)) for x in OPTION_LETTERS}
-        options = {x: self.title(e) for x, e in option_events.items()}
+        options = {x: titles[e] for x, e in option_events.items()}
         return options, option_events, letter
 
     # -- the three questions ----------------------------------------------------------------------

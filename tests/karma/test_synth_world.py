@@ -132,3 +132,18 @@ def test_random_signs_world_gives_each_seed_its_own_graph(tmp_path: Path) -> Non
         ground = json.loads((tmp_path / str(seed) / "ground_truth.json").read_text())
         graphs.append({(e["cause"], e["effect"], e["strength"]) for e in ground["causal_edges"]})
     assert len({frozenset(g) for g in graphs}) == 3
+
+
+def test_sparse_world_still_gives_every_transition_its_questions(tmp_path: Path) -> None:
+    from karma.synth import WorldConfig, generate
+
+    raw = yaml.safe_load(TINY.read_text())
+    raw["music"] = {"loudness": raw["music"]["loudness"]}
+    raw["rules"] = [r for r in raw["rules"] if r.get("effect") == "loudness" or r["kind"] == "mode"]
+    raw["trends"] = []
+    with pytest.raises(ValueError, match="at least two musical variables"):
+        WorldConfig.model_validate(raw)
+    # Few rules, causes often stuck at a bound: cuts are redrawn, stuck videos restarted.
+    raw["music"]["tempo"] = yaml.safe_load(TINY.read_text())["music"]["tempo"]
+    summary = generate(WorldConfig.model_validate(raw), tmp_path / "sparse", videos=200, seed=4)
+    assert summary.questions == 3 * summary.transitions and summary.redraws > 0
