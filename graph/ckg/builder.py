@@ -165,31 +165,40 @@ def _text_edges(
     """``text_relation`` edges: pairs of detected events whose variables an explanation names."""
     votes: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
     cause_rows_with_text: dict[str, int] = {}
+    # Per-column facts computed once (the row loop below runs over every transition).
+    variable_of = [event_variable(c) for c in table.columns]
+    is_visual = [c.startswith("visual:") for c in table.columns]
+    label_of: list[set[str]] = []
+    for column in table.columns:
+        direction = column.split(":", 2)[2]
+        names = direction.removeprefix("appears:").removeprefix("disappears:").split("->")
+        label_of.append({n for n in names if n not in ("up", "down")})
+    rows_idx, cols_idx = np.nonzero(table.occurs)
+    starts = np.searchsorted(rows_idx, np.arange(len(kept) + 1))
     for row, transition in enumerate(kept):
         texts = [(transition.question_id(q), q.explanation) for q in transition.questions if q.explanation]
         if not texts:
             continue
-        happened = [table.columns[j] for j in np.flatnonzero(table.occurs[row])]
-        visual = [e for e in happened if e.startswith("visual:")]
-        music = [e for e in happened if e.startswith("music:")]
-        for cause in visual:
+        happened = cols_idx[starts[row] : starts[row + 1]].tolist()
+        visual = [j for j in happened if is_visual[j]]
+        music = [j for j in happened if not is_visual[j]]
+        for j in visual:
+            cause = table.columns[j]
             cause_rows_with_text[cause] = cause_rows_with_text.get(cause, 0) + 1
         labels: dict[str, set[str]] = {}
-        for event_id in happened:
-            direction = parse_event_id(event_id).direction
-            names = direction.removeprefix("appears:").removeprefix("disappears:").split("->")
-            labels.setdefault(event_variable(event_id), set()).update(
-                n for n in names if n not in ("up", "down")
-            )
+        for j in happened:
+            if label_of[j]:
+                labels.setdefault(variable_of[j], set()).update(label_of[j])
         linked: dict[tuple[str, str], list[str]] = {}
         for question_id, text in texts:
             said = mentioned_variables(text, labels)
-            for cause in visual:
-                if event_variable(cause) not in said:
-                    continue
-                for effect in music:
-                    if event_variable(effect) in said:
-                        linked.setdefault((cause, effect), []).append(question_id)
+            effects = [table.columns[j] for j in music if variable_of[j] in said]
+            if not effects:
+                continue
+            for j in visual:
+                if variable_of[j] in said:
+                    for effect in effects:
+                        linked.setdefault((table.columns[j], effect), []).append(question_id)
         for pair, question_ids in linked.items():
             rows, questions = votes.setdefault(pair, ([], []))
             rows.append(transition.transition_id)

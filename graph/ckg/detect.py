@@ -38,6 +38,9 @@ class EventTable:
     prev: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Row of the previous transition of the same video (its current scene is this one's past
     scene), or -1."""
+    deltas: dict[str, np.ndarray] = field(default_factory=dict)
+    """Numeric variable -> (rows,) change across the transition (NaN when undefined); the explaining-away
+    test stratifies on these."""
 
     def modality_mask(self, modality: str) -> np.ndarray:
         return np.array([c.startswith(modality + ":") for c in self.columns], dtype=bool)
@@ -171,6 +174,7 @@ def build_event_table(
         defined=defined,
         thresholds=resolved,
         prev=np.full(n, -1, dtype=np.int64) if prev is None else prev,
+        deltas=deltas,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from karma import events as ev
 from karma.records import LabelScore, SceneFeatures
@@ -30,6 +31,7 @@ MODALITY: dict[str, str] = {
 """Variable name -> modality, for every variable the detector knows."""
 
 
+@lru_cache(maxsize=16384)
 def normalize_label(label: str) -> str:
     """Lower-case, single-spaced label so ``Dancing`` and ``dancing `` are the same event."""
     return " ".join(str(label).lower().split()).replace("->", "-")
@@ -63,8 +65,11 @@ def _number(value: object) -> float:
 def _top_label(items: list[LabelScore] | None) -> str | None:
     if not items:
         return None
-    best = min(items, key=lambda item: (-item.score, normalize_label(item.label)))
-    return normalize_label(best.label)
+    best_score, best_label = items[0].score, normalize_label(items[0].label)
+    for item in items[1:]:
+        if item.score > best_score or (item.score == best_score and normalize_label(item.label) < best_label):
+            best_score, best_label = item.score, normalize_label(item.label)
+    return best_label
 
 
 def scene_values(features: SceneFeatures | None) -> SceneValues:
