@@ -152,7 +152,42 @@ def _statistical_edges(
             evidence=evidence,
             description=description,
         )
-    return edges
+    return _explain_composites(edges, nodes, config)
+
+
+def _explain_composites(
+    edges: dict[str, CkgEdge], nodes: Mapping[str, CkgNode], config: BuildConfig
+) -> dict[str, CkgEdge]:
+    """Relabel a composite variable's causes edges as co_moves when an input explains them."""
+    out: dict[str, CkgEdge] = {}
+    for eid, edge in edges.items():
+        variable = event_variable(edge.source)
+        inputs = config.composites.get(variable, [])
+        direction = edge.source.split(":", 2)[2]
+        explained_by = [
+            f"visual:{name}:{direction}"
+            for name in sorted(inputs)
+            if edge_id(f"visual:{name}:{direction}", edge.target, "causes") in edges
+        ]
+        if edge.relation != "causes" or not explained_by:
+            out[eid] = edge
+            continue
+        new_id = edge_id(edge.source, edge.target, "co_moves")
+        inputs_text = " and ".join(nodes[e].title for e in explained_by)
+        out[new_id] = edge.model_copy(
+            update={
+                "id": new_id,
+                "relation": "co_moves",
+                "weight": _r(edge.weight * config.co_moves_discount),
+                "description": (
+                    f"{nodes[edge.source].title} and {nodes[edge.target].title} co-move "
+                    f"(support {edge.support}, confidence {edge.confidence:.2f}, lift {edge.lift:.2f}), but "
+                    f"{READABLE.get(variable, variable)} is computed from its inputs and {inputs_text} "
+                    f"has its own causes edge to {nodes[edge.target].title}: a proxy, not a cause."
+                ),
+            }
+        )
+    return out
 
 
 def _text_edges(

@@ -21,9 +21,16 @@ class BuildConfig(BaseModel):
     min_precedence: float = 0.05
     """Minimum temporal precedence for an edge to be labelled ``causes``; kept edges below it are
     labelled ``co_moves`` (the effect is about as likely one transition *before* the cause)."""
-    min_precedence_z: float = 2.0
+    min_precedence_z: float = 3.0
     """A ``causes`` edge also needs its precedence to be this many standard errors above zero, so
     that small samples do not promote chance co-movement to a cause."""
+    composites: dict[str, list[str]] = Field(
+        default_factory=lambda: {"visual_intensity": ["motion", "contrast", "saturation"]}
+    )
+    """Composite variable -> the variables it is computed from with positive weights (karma's
+    Total_Visual_Intensity combines motion, contrast and saturation). A composite's edge is labelled
+    ``co_moves`` when one of its inputs, moving the same way, has a ``causes`` edge to the same effect:
+    the composite moves with its input, it is a proxy rather than a cause."""
     support_shrinkage: float = Field(default=10.0, ge=0.0)
     """k in the weight's support factor support / (support + k)."""
     co_moves_discount: float = Field(default=0.25, ge=0.0, le=1.0)

@@ -34,6 +34,17 @@ class TruthNonCausal(BaseModel):
     """How it was planted (``common_trend``)."""
 
 
+class TruthProxy(BaseModel):
+    """A pair associated only because the cause is computed from a true cause (not causal)."""
+
+    cause: str
+    """Event of the composite variable (``visual:visual_intensity:up``)."""
+    effect: str
+    """Musical event."""
+    via: str = ""
+    """The true cause the composite moves with."""
+
+
 class GroundTruth(BaseModel):
     """The ground-truth file."""
 
@@ -41,6 +52,15 @@ class GroundTruth(BaseModel):
     """True cause -> effect edges."""
     non_causal: list[TruthNonCausal] = Field(default_factory=list)
     """Planted non-causal correlations."""
+    proxy_edges: list[TruthProxy] = Field(default_factory=list)
+    """Associations through a composite variable (optional in the file)."""
+
+    def variables(self) -> set[str]:
+        """The variables the truth file speaks about (``brightness``, ``mode``, ...)."""
+        ids = [e.cause for e in self.causal_edges] + [e.effect for e in self.causal_edges]
+        ids += [p.a for p in self.non_causal] + [p.b for p in self.non_causal]
+        ids += [p.cause for p in self.proxy_edges] + [p.effect for p in self.proxy_edges]
+        return {i.split(":")[1] for i in ids if i.count(":") >= 1}
 
 
 class RankedEdge(BaseModel):
@@ -82,8 +102,25 @@ class MissedEdge(BaseModel):
     """``co_moves`` / ``text_relation`` when such an edge exists, else ``absent`` or ``no_node``."""
 
 
+class ProxyCheck(BaseModel):
+    """What the graph says about one proxy pair."""
+
+    cause: str
+    effect: str
+    via: str
+    relation: str
+    """``causes`` (wrong), ``co_moves`` or ``absent``."""
+    causes_rank: int | None = None
+    """Rank among the scored causes edges when wrongly labelled ``causes``."""
+
+
 class ScoreReport(BaseModel):
-    """Precision/recall of the graph's causes edges against the world's truth."""
+    """Precision/recall of the graph's causes edges against the world's truth.
+
+    Only edges whose two variables the truth file speaks about are scored: a world that says nothing
+    about, say, mood (derived from valence/arousal) cannot call a brightness -> mood edge right or
+    wrong. Those edges are listed in ``unscored``.
+    """
 
     n_truth: int
     n_predicted: int
@@ -100,6 +137,14 @@ class ScoreReport(BaseModel):
     non_causal: list[NonCausalCheck]
     non_causal_ok: bool
     """No planted non-causal pair is labelled ``causes``."""
+    proxies: list[ProxyCheck] = Field(default_factory=list)
+    """Proxy pairs (composite variables) and how the graph labelled them."""
+    proxies_ok: bool = True
+    """No proxy pair is labelled ``causes``."""
+    scored_variables: list[str] = Field(default_factory=list)
+    """Variables the truth file speaks about."""
+    unscored: list[str] = Field(default_factory=list)
+    """Causes edges outside the scored variables (by rank order)."""
 
 
 def load_ground_truth(path: str | Path) -> GroundTruth:
@@ -130,7 +175,13 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
     """Compare the graph's ``causes`` edges with the true causal edges of a synthetic world."""
     truth = ground_truth if isinstance(ground_truth, GroundTruth) else load_ground_truth(ground_truth)
     true_pairs = {(t.cause, t.effect) for t in truth.causal_edges}
-    ranked_edges = _ranked_causes(graph)
+    scope = truth.variables()
+
+    def in_scope(edge: CkgEdge) -> bool:
+        return all(node.split(":")[1] in scope for node in (edge.source, edge.target) if ":" in node)
+
+    all_ranked = _ranked_causes(graph)
+    ranked_edges = [e for e in all_ranked if in_scope(e)]
     ranked = [
         RankedEdge(
             rank=rank,
@@ -193,6 +244,23 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
                 ok=not causes_ranks,
             )
         )
+    proxies: list[ProxyCheck] = []
+    for proxy in truth.proxy_edges:
+        found = sorted(
+            e.relation
+            for e in graph.edges.values()
+            if e.source == proxy.cause and e.target == proxy.effect and e.relation in ("causes", "co_moves")
+        )
+        relation_found = found[0] if found else "absent"
+        proxies.append(
+            ProxyCheck(
+                cause=proxy.cause,
+                effect=proxy.effect,
+                via=proxy.via,
+                relation=relation_found,
+                causes_rank=rank_of.get(edge_id_of(proxy.cause, proxy.effect)),
+            )
+        )
     return ScoreReport(
         n_truth=n_truth,
         n_predicted=n_pred,
@@ -206,4 +274,13 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
         missed=missed,
         non_causal=checks,
         non_causal_ok=all(c.ok for c in checks),
+        proxies=proxies,
+        proxies_ok=all(p.relation != "causes" for p in proxies),
+        scored_variables=sorted(scope),
+        unscored=[e.id for e in all_ranked if not in_scope(e)],
     )
+
+
+def edge_id_of(cause: str, effect: str) -> str:
+    """The id of the causes edge between two events."""
+    return f"{cause}->{effect}|causes"
