@@ -13,8 +13,16 @@ from retrieval.graph_view import GraphView, as_causal_graph
 from retrieval.hybrid import HybridConfig, HybridRetriever
 from retrieval.index import GraphIndex, load_or_build_index
 from retrieval.keyword import KeywordConfig, KeywordRetriever
+from retrieval.leakage import SplitGuardedRetriever, SplitLeakageError, check_split
 from retrieval.paths import PathsConfig, PathsRetriever
-from retrieval.query import build_query, graph_thresholds, observed_visual_events, visual_deltas
+from retrieval.query import (
+    build_query,
+    graph_thresholds,
+    hypothetical_clause,
+    observed_visual_events,
+    retrieval_text,
+    visual_deltas,
+)
 from retrieval.registry import RETRIEVER_NAMES, NoRetriever, get_retriever
 from retrieval.serialize import estimate_tokens, serialize_facts
 
@@ -36,17 +44,22 @@ __all__ = [
     "RetrievalQuery",
     "RetrievalResult",
     "Retriever",
+    "SplitGuardedRetriever",
+    "SplitLeakageError",
     "as_causal_graph",
     "build_query",
+    "check_split",
     "default_model_path",
     "estimate_tokens",
     "get_retriever",
     "graph_thresholds",
+    "hypothetical_clause",
     "load_or_build_index",
     "load_question_truth",
     "observed_visual_events",
     "recall_at_k",
     "retrieval_recall",
+    "retrieval_text",
     "serialize_facts",
     "visual_deltas",
 ]

@@ -22,6 +22,10 @@ MODEL_ENV = "KARMA_EMBED_MODEL"
 """Environment variable that overrides the default model (a name or a path)."""
 
 
+_MODELS: dict[tuple[str, str], object] = {}
+"""Loaded models by (model, device): several retrievers in one process share one copy."""
+
+
 class EmbedderUnavailable(RuntimeError):
     """The configured embedding model cannot be found or loaded."""
 
@@ -87,6 +91,8 @@ class Embedder:
 
     def _load(self):
         if self._model is None:
+            self._model = _MODELS.get((self.model_ref, self.device))
+        if self._model is None:
             if Path(self.model_ref).exists():
                 # A local folder never needs the hub; make sure nothing tries to reach it.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -95,6 +101,7 @@ class Embedder:
                 from sentence_transformers import SentenceTransformer
 
                 self._model = SentenceTransformer(self.model_ref, device=self.device)
+                _MODELS[(self.model_ref, self.device)] = self._model
             except Exception as exc:
                 raise EmbedderUnavailable(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
         return self._model

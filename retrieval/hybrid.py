@@ -3,7 +3,7 @@
 1. Seeds. The observed visual events of the transition (exact node ids) plus the nodes nearest to the
    question in the FAISS node index. The question is embedded as ``retrieval_text`` (numeric changes
    read as directions); a counterfactual question also embeds its hypothetical clause (``Suppose ...``)
-   and its observed events count less, since it asks about another change.
+   and its observed events do not seed (they are what did not happen in the hypothetical).
 2. Expansion. Activation spreads ``hops`` times along edges in both directions, multiplied by the edge's
    strength (relation prior x normalised weight) and a hop decay. Every edge next to an activated node
    is a candidate, and so is every edge among the question's nearest edges in the FAISS edge index.
@@ -53,15 +53,16 @@ class HybridConfig(BaseModel):
     """Vector seeds below this cosine similarity are ignored."""
     observed_weight: float = 1.0
     """Activation of an observed visual event."""
-    counterfactual_observed_weight: float = 0.3
-    """Activation of an observed event for counterfactual questions (they ask about another change)."""
-    hypothetical_weight: float = 1.0
+    counterfactual_observed_weight: float = 0.0
+    """Activation of an observed event for counterfactual questions: they ask about another change, and
+    the observed one is what did *not* happen in the hypothetical."""
+    hypothetical_weight: float = 3.0
     """Weight of the counterfactual clause's node similarities (added to the question's)."""
-    hop_decay: float = 0.5
+    hop_decay: float = 0.3
     """Activation factor per hop of spreading."""
     min_activation: float = 0.02
     """Nodes below this activation do not spread further."""
-    similarity_weight: float = 0.5
+    similarity_weight: float = 1.0
     """Weight of cosine(question, edge text) in the final score."""
     weight_floor: float = 0.25
     """Share of an edge's strength given regardless of its weight (so weak but relevant edges stay)."""

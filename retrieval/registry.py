@@ -35,8 +35,24 @@ def get_retriever(
     Config keys are the fields of the retriever's config model (HybridConfig, KeywordConfig,
     PathsConfig); hybrid also takes ``embedder`` (an Embedder), ``model`` (a sentence-transformers name
     or path) and ``index_dir`` (where the FAISS index is kept; a graph folder defaults to
-    ``<folder>/retrieval_index``, an in-memory graph to no persistence).
+    ``<folder>/retrieval_index``, an in-memory graph to no persistence). Every retriever but ``none``
+    takes ``strict_split=True``: each query's video must have been excluded from the graph's build
+    (see retrieval.leakage).
     """
+    strict_split = bool(config.pop("strict_split", False))
+    retriever = _make(name, store_or_graph, config)
+    if strict_split and not isinstance(retriever, NoRetriever):
+        from retrieval.leakage import SplitGuardedRetriever
+
+        return SplitGuardedRetriever(retriever, retriever.view)  # type: ignore[attr-defined]
+    return retriever
+
+
+def _make(
+    name: str,
+    store_or_graph: CausalGraph | GraphStore | GraphView | str | Path | None,
+    config: dict[str, object],
+) -> Retriever:
     if name not in RETRIEVER_NAMES:
         raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVER_NAMES)}")
     if name == "none":

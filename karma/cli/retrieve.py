@@ -1,11 +1,131 @@
-"""CLI for issue #6 (placeholder until that issue lands)."""
+"""``karma retrieve``: ranked graph facts for one question, or recall@k of every retriever on a world.
+
+Only parsing and delegation: the work lives in ``retrieval``.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
+STYLES = ("lines", "table", "json")
 
-def retrieve() -> None:
-    """Not implemented yet (issue #6)."""
-    typer.echo("not implemented yet (issue #6)", err=True)
-    raise typer.Exit(2)
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def retrieve(
+    graph_dir: Path = typer.Option(
+        ..., "--graph", help="Graph folder (karma graph build --out); the hybrid index is kept inside it."
+    ),
+    question: str = typer.Option(
+        "", "--question", help="Question text (or take it from --qa with --transition/--question-index)."
+    ),
+    qa: Path | None = typer.Option(None, "--qa", help="A <video>_qa.json file to take the question from."),
+    transition: int = typer.Option(0, "--transition", help="0-based transition position in the QA file."),
+    question_index: int = typer.Option(
+        0, "--question-index", help="0-based question position in the transition."
+    ),
+    features: Path | None = typer.Option(
+        None,
+        "--features",
+        help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
+    ),
+    retriever: str = typer.Option("hybrid", "--retriever", help="hybrid | keyword | paths | none."),
+    k: int = typer.Option(10, "--k", min=1, help="Number of facts."),
+    budget_tokens: int = typer.Option(
+        0, "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
+    ),
+    style: str = typer.Option("lines", "--style", help="Output: lines | table (GraphRAG-style) | json."),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
+    ),
+    strict_split: bool = typer.Option(
+        False,
+        "--strict-split",
+        help="Refuse when the question's video was not excluded from the graph build.",
+    ),
+    recall: Path | None = typer.Option(
+        None,
+        "--recall",
+        help="A karma synth world folder: print recall@k of hybrid, keyword and paths on all its questions.",
+    ),
+    ks: str = typer.Option("1,3,5,10", "--ks", help="Cut-offs for --recall, comma-separated."),
+) -> None:
+    """Print the ranked facts a retriever returns for a question, with their scores and statistics.
+
+    Examples: ``karma retrieve --graph g --question "Why does the tempo rise?"``;
+    ``karma retrieve --graph g --qa w/V_qa.json --features w/V_causal_features.json --transition 2
+    --question-index 1``; ``karma retrieve --graph g --recall w`` (recall@k on a synthetic world).
+    """
+    from retrieval import RETRIEVER_NAMES
+
+    if retriever not in RETRIEVER_NAMES:
+        raise _fail(f"--retriever must be one of {', '.join(RETRIEVER_NAMES)}, got {retriever!r}")
+    if style not in STYLES:
+        raise _fail(f"--style must be one of {', '.join(STYLES)}, got {style!r}")
+    from retrieval.graph_view import load_graph_dir
+
+    try:
+        graph = load_graph_dir(graph_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    config: dict[str, object] = {"model": embed_model} if embed_model else {}
+
+    if recall is not None:
+        from retrieval.session import world_recall
+
+        try:
+            cutoffs = sorted({int(value) for value in ks.split(",") if value.strip()})
+        except ValueError:
+            raise _fail(f"--ks must be comma-separated integers, got {ks!r}") from None
+        try:
+            report = world_recall(recall, graph_dir, ks=cutoffs, **config)
+        except (FileNotFoundError, ValueError) as exc:
+            raise _fail(str(exc)) from exc
+        typer.echo(report.to_text())
+        return
+
+    from retrieval import RetrievalQuery, get_retriever, serialize_facts
+    from retrieval.leakage import SplitLeakageError
+
+    if qa is not None:
+        from retrieval.session import query_from_files
+
+        try:
+            query = query_from_files(qa, transition, question_index, features, graph)
+        except (FileNotFoundError, ValueError) as exc:
+            raise _fail(str(exc)) from exc
+        if question:
+            query = query.model_copy(update={"question": question})
+    elif question:
+        query = RetrievalQuery(question=question)
+    else:
+        raise _fail("give --question, or --qa with --transition and --question-index")
+
+    settings = dict(config) if retriever == "hybrid" else {}
+    if strict_split:
+        settings["strict_split"] = True
+    try:
+        result = get_retriever(retriever, graph_dir, **settings).retrieve(query, k=k)
+    except SplitLeakageError as exc:
+        raise _fail(str(exc)) from exc
+
+    if style == "json":
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    typer.echo(f"query: {query.question}")
+    if query.observed_events:
+        typer.echo(f"observed: {', '.join(query.observed_events)}")
+    typer.echo(f"retriever: {result.retriever}  graph: {result.graph_hash}  facts: {len(result.facts)}")
+    if style == "table":
+        typer.echo(serialize_facts(result, budget_tokens=budget_tokens or None, style="table"))
+        return
+    for rank, fact in enumerate(result.facts, start=1):
+        typer.echo(f"{rank:>3}. {fact.score:9.4f}  [{fact.id}] {fact.text}")
+    if budget_tokens:
+        typer.echo(f"\nprompt block ({budget_tokens} tokens):")
+        typer.echo(serialize_facts(result, budget_tokens=budget_tokens) or "(no fact fits)")

@@ -1,9 +1,21 @@
-"""Hand-made causal graphs for the retrieval tests (small, fully known)."""
+"""Fixtures for the retrieval tests: a hand-made graph, the packaged embedder, a small synthetic world.
+
+The synthetic world is real: ``karma.synth.generate`` writes it, ``graph.build_graph`` builds the graph
+from every video except the held-out ones (the leakage-safe split an evaluation uses), and the recall
+tests score the held-out questions against the world's ``question_truth.jsonl``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
 from graph.model import CausalGraph, CkgEdge, CkgNode
 from karma.events import parse_event_id
+
+REPO = Path(__file__).resolve().parents[2]
 
 VISUAL = [
     "visual:brightness:up",
@@ -44,8 +56,8 @@ def _weight(support: int, confidence: float, lift: float, relation: str) -> floa
     return round(factor * confidence * (lift - 1.0) * support / (support + 10), 4)
 
 
-def small_graph(build_config: dict[str, object] | None = None) -> CausalGraph:
-    """A graph with causal edges, planted co-movement and concept nodes, like the builder's output."""
+def make_small_graph(build_config: dict[str, object] | None = None) -> CausalGraph:
+    """Causal edges, planted co-movement and concept nodes, shaped like the builder's output."""
     nodes: dict[str, CkgNode] = {}
     for event_id in VISUAL + MUSIC:
         event = parse_event_id(event_id)
@@ -77,3 +89,53 @@ def small_graph(build_config: dict[str, object] | None = None) -> CausalGraph:
         edges=edges,
         build_config=build_config or {"thresholds": {"brightness": 10.0, "motion": 2.0, "saturation": 8.0}},
     )
+
+
+@pytest.fixture
+def small_graph() -> CausalGraph:
+    return make_small_graph()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The packaged all-MiniLM-L6-v2 (offline); one instance so its text cache serves every test."""
+    from retrieval.embed import Embedder
+
+    return Embedder()
+
+
+@dataclass
+class SynthWorld:
+    """A generated world, its dataset, and a graph built without the held-out videos."""
+
+    world_dir: Path
+    graph_dir: Path
+    graph: CausalGraph
+    held_out: list[str]
+    dataset: object
+
+
+@pytest.fixture(scope="session")
+def synth_world(tmp_path_factory: pytest.TempPathFactory) -> SynthWorld:
+    from graph import BuildConfig, build_graph, save_graph
+    from karma.data import load_dataset
+    from karma.synth import generate, load_world
+
+    root = tmp_path_factory.mktemp("retrieval_world")
+    world_dir = root / "world"
+    generate(load_world(REPO / "data" / "worlds" / "default.yaml"), world_dir, videos=48, seed=11)
+    dataset = load_dataset(world_dir)
+    videos = sorted({t.video_id for t in dataset.transitions})
+    held_out = videos[:8]
+    graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=held_out))
+    graph_dir = root / "graph"
+    save_graph(graph, graph_dir)
+    return SynthWorld(
+        world_dir=world_dir, graph_dir=graph_dir, graph=graph, held_out=held_out, dataset=dataset
+    )
+
+
+@pytest.fixture
+def graph_factory():
+    """``make_small_graph`` itself, for tests that need a variant (other build_config, extra edges)."""
+    return make_small_graph
