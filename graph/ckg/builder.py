@@ -98,12 +98,50 @@ def _event_nodes(table: EventTable, n_rows: int) -> dict[str, CkgNode]:
     return nodes
 
 
+def _pooled_shift_z(table: EventTable, stats: PairStats) -> np.ndarray:
+    """Precedence z of "action shifts to Y" (any X -> Y pooled) for every ``visual:action:X->Y`` row.
+
+    A shift X -> Y is a special case of a shift to Y; specific pairs are rare, so their own z is
+    small even when the shift to Y clearly drives the music. A specific edge may borrow the pooled
+    z, but still needs its own precedence >= min_precedence and its own support and lift.
+    """
+    pooled_z = np.zeros_like(stats.precedence_z)
+    targets: dict[str, list[int]] = {}
+    for j, column in enumerate(table.columns):
+        if column.startswith("visual:action:") and "->" in column:
+            targets.setdefault(column.split("->", 1)[1], []).append(j)
+    if not targets:
+        return pooled_z
+    music = np.flatnonzero(table.modality_mask("music"))
+    names = sorted(targets)
+    occurs = np.column_stack(
+        [table.occurs[:, targets[t]].any(axis=1) for t in names] + [table.occurs[:, music]]
+    )
+    defined = np.column_stack([table.defined[:, targets[t][0]] for t in names] + [table.defined[:, music]])
+    pooled = EventTable(
+        row_ids=table.row_ids,
+        columns=[f"visual:action:*->{t}" for t in names] + [table.columns[j] for j in music],
+        occurs=occurs,
+        defined=defined,
+        thresholds=table.thresholds,
+        prev=table.prev,
+    )
+    pooled_stats = pair_stats(pooled)
+    row_of = {cause: i for i, cause in enumerate(pooled_stats.causes)}
+    assert pooled_stats.effects == stats.effects
+    for i, cause in enumerate(stats.causes):
+        if cause.startswith("visual:action:") and "->" in cause:
+            pooled_z[i] = pooled_stats.precedence_z[row_of[f"visual:action:*->{cause.split('->', 1)[1]}"]]
+    return pooled_z
+
+
 def _statistical_edges(
     stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
 ) -> dict[str, CkgEdge]:
     col = {event_id: j for j, event_id in enumerate(table.columns)}
     keep = (stats.support >= config.min_support) & (stats.lift >= config.min_lift)
-    is_cause = (stats.precedence >= config.min_precedence) & (stats.precedence_z >= config.min_precedence_z)
+    evidence_z = np.maximum(stats.precedence_z, _pooled_shift_z(table, stats))
+    is_cause = (stats.precedence >= config.min_precedence) & (evidence_z >= config.min_precedence_z)
     k = config.support_shrinkage
     edges: dict[str, CkgEdge] = {}
     for i, j in zip(*np.nonzero(keep), strict=True):

@@ -20,6 +20,7 @@ frames, so the signal is trimmed to the stream's duration.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +104,10 @@ def scene_audio_features(track: AudioTrack, scenes: list[tuple[float, float]]) -
 
     sr = track.sample_rate
     mono = track.mono
-    chroma = librosa.feature.chroma_cqt(y=mono, sr=sr, hop_length=_HOP)
+    with warnings.catch_warnings():
+        # Tuning estimation warns that n_fft exceeds the lowest octave's length on short tracks.
+        warnings.simplefilter("ignore", UserWarning)
+        chroma = librosa.feature.chroma_cqt(y=mono, sr=sr, hop_length=_HOP)
     onset_env = librosa.onset.onset_strength(y=mono, sr=sr, hop_length=_HOP)
     centroid = librosa.feature.spectral_centroid(y=mono, sr=sr, hop_length=_HOP)[0]
     rms = librosa.feature.rms(y=mono, hop_length=_HOP)[0]
