@@ -62,6 +62,25 @@ def _run(
     return summary.questions_per_s
 
 
+def _measure(
+    args: argparse.Namespace, world: Path, base: Path, url: str, model: str | None
+) -> dict[str, list[float]]:
+    # Warm-up: first-request overheads, page cache, the fold graphs' code paths.
+    _run(world, base / "warmup", url, model, 1, 1, args.k)
+    rates: dict[str, list[float]] = {"sequential": [], "concurrent": []}
+    for round_index in range(args.rounds):
+        order = ["sequential", "concurrent"] if round_index % 2 == 0 else ["concurrent", "sequential"]
+        for mode in order:
+            n = 1 if mode == "sequential" else args.concurrency
+            started = time.perf_counter()
+            rate = _run(world, base / f"{mode}{round_index}", url, model, args.questions, n, args.k)
+            rates[mode].append(rate)
+            print(
+                f"round {round_index}: {mode:<10} {rate:6.3f} q/s ({time.perf_counter() - started:.1f} s wall)"
+            )
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -74,6 +93,12 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=6, help="videos in the synth world")
     parser.add_argument("--k", type=int, default=6, help="facts per question in the graph arm")
     parser.add_argument("--server-arg", action="append", default=[], help="extra llama_cpp.server argument")
+    parser.add_argument(
+        "--base-url",
+        help="benchmark an already running loopback server instead (e.g. llama-server -np 8 or vllm serve), "
+        "like http://127.0.0.1:8080/v1",
+    )
+    parser.add_argument("--model", help="model name on --base-url (default: the first one it lists)")
     args = parser.parse_args()
 
     from karma.synth import generate, load_world
@@ -84,29 +109,14 @@ def main() -> None:
         world = base / "world"
         generate(load_world(ROOT / "data" / "worlds" / "tiny.yaml"), world, videos=args.videos, seed=0)
         print(f"world: {args.videos} videos; {args.questions} questions x 2 arms per mode")
-        with LlamaServer(n_ctx=4096, extra_args=list(args.server_arg)) as server:
-            print(f"server: {' '.join(server.command()[1:])}")
-            # Warm-up: load pages, build the fold graphs' code paths, first-request overheads.
-            _run(world, base / "warmup", server.base_url, server.model, 1, 1, args.k)
-            rates: dict[str, list[float]] = {"sequential": [], "concurrent": []}
-            for round_index in range(args.rounds):
-                order = ["sequential", "concurrent"] if round_index % 2 == 0 else ["concurrent", "sequential"]
-                for mode in order:
-                    n = 1 if mode == "sequential" else args.concurrency
-                    started = time.perf_counter()
-                    rate = _run(
-                        world,
-                        base / f"{mode}{round_index}",
-                        server.base_url,
-                        server.model,
-                        args.questions,
-                        n,
-                        args.k,
-                    )
-                    rates[mode].append(rate)
-                    print(
-                        f"round {round_index}: {mode:<10} {rate:6.3f} q/s ({time.perf_counter() - started:.1f} s wall)"
-                    )
+        if args.base_url:
+            if not args.base_url.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]")):
+                raise SystemExit("--base-url must be a loopback address")
+            rates = _measure(args, world, base, args.base_url, args.model)
+        else:
+            with LlamaServer(n_ctx=4096, extra_args=list(args.server_arg)) as server:
+                print(f"server: {' '.join(server.command()[1:])}")
+                rates = _measure(args, world, base, server.base_url, server.model)
     sequential = statistics.median(rates["sequential"])
     concurrent = statistics.median(rates["concurrent"])
     print()

@@ -38,6 +38,9 @@ def eval_command(
         Path, typer.Option("--data", help="Folder with <video>_qa.json and <video>_causal_features.json.")
     ],
     out: Annotated[Path, typer.Option("--out", help="Run directory; rerunning the same command resumes it.")],
+    lenient: Annotated[
+        bool, typer.Option("--lenient", help="Keep every valid question of files with problems (listed).")
+    ] = False,
     pipeline: Annotated[str, typer.Option(help="llm (features as text) or vlm (clips as video).")] = "llm",
     backend: Annotated[
         str, typer.Option(help="Model backend: llamacpp, openai, transformers, vllm.")
@@ -115,6 +118,7 @@ def eval_command(
         config = EvalConfig(
             data=str(data),
             out=str(out),
+            lenient=lenient,
             pipeline=pipeline,  # type: ignore[arg-type]
             clips=str(clips) if clips else None,
             backend=backend,

@@ -29,6 +29,8 @@ class EvalConfig(BaseModel):
 
     data: str
     """Folder (or single QA file) with ``<video>_qa.json`` and ``<video>_causal_features.json``."""
+    lenient: bool = False
+    """Keep every valid question of files with problems (reported) instead of refusing the data."""
     out: str
     """The run directory (config.json, samples.jsonl, baselines.jsonl, results.json)."""
     pipeline: Literal["llm", "vlm"] = "llm"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from karma.eval.results import BASELINE_NAMES, OVERALL
+from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
 
 ARM_LABEL = {"on": "graph on", "off": "graph off"}
@@ -47,21 +47,31 @@ def run_label(run: RunDir, config: dict[str, Any]) -> str:
     return f"{run.path.name} ({identity.get('pipeline')}/{identity.get('backend')}, {identity.get('retriever')}, {config.get('graph_mode')})"
 
 
+def _type_order(names: Any) -> list[str]:
+    """Question types in the benchmark's order (results.json stores keys sorted alphabetically)."""
+    present = list(names)
+    return [t for t in TYPE_ORDER if t in present] + sorted(t for t in present if t not in TYPE_ORDER)
+
+
 def _types(results: dict[str, Any]) -> list[str]:
-    seen: list[str] = []
-    for arm in results.get("arms", {}).values():
-        for t in arm["by_type"]:
-            if t not in seen:
-                seen.append(t)
-    return seen
+    return _type_order({t for arm in results.get("arms", {}).values() for t in arm["by_type"]})
+
+
+def _arms(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    arms = results.get("arms", {})
+    return [(arm, arms[arm]) for arm in ("on", "off") if arm in arms]
+
+
+def _paired_rows(paired: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    by_type = paired["by_type"]
+    return [*((t, by_type[t]) for t in _type_order(by_type)), (OVERALL, paired[OVERALL])]
 
 
 def accuracy_table(results: dict[str, Any]) -> list[str]:
-    arms = results.get("arms", {})
     types = _types(results)
     header = "| arm | " + " | ".join([*types, OVERALL]) + " | parse failures |"
     lines = [header, "|" + "---|" * (len(types) + 3)]
-    for arm, stats in arms.items():
+    for arm, stats in _arms(results):
         cells = [
             _interval(stats["by_type"][t]) + f" (n={stats['by_type'][t]['n']})"
             if t in stats["by_type"]
@@ -86,8 +96,7 @@ def paired_table(results: dict[str, Any]) -> list[str]:
         "| type | pairs | on | off | delta (points) [95% CI] | on-only right | off-only right | McNemar p |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    rows = [*paired["by_type"].items(), (OVERALL, paired[OVERALL])]
-    for name, s in rows:
+    for name, s in _paired_rows(paired):
         lines.append(
             f"| {name} | {s['n_pairs']} | {_pct(s['accuracy_on'])} | {_pct(s['accuracy_off'])} | "
             f"{_signed(s['delta'])} [{_signed(s['ci_low'])}, {_signed(s['ci_high'])}] | "
@@ -99,7 +108,7 @@ def paired_table(results: dict[str, Any]) -> list[str]:
 def baseline_table(results: dict[str, Any]) -> list[str]:
     baselines = results.get("baselines", {})
     by_type = baselines.get("by_type", {})
-    types = list(by_type)
+    types = _type_order(by_type)
     lines = ["| baseline | " + " | ".join([*types, OVERALL]) + " |", "|" + "---|" * (len(types) + 2)]
     for name in BASELINE_NAMES:
         if name not in baselines.get(OVERALL, {}):
@@ -117,7 +126,7 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    arms = results.get("arms", {})
+    arms = dict(_arms(results))
     groups = [*_types(results), OVERALL]
     fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.8))
     width = 0.8 / max(1, len(arms))
@@ -132,6 +141,21 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
             lo.append(s["accuracy"] - s["ci_low"])
             hi.append(s["ci_high"] - s["accuracy"])
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=ARM_LABEL.get(arm, arm))
+    scorer = results.get("baselines", {})
+    points = [
+        (
+            j,
+            (scorer.get(OVERALL, {}) if g == OVERALL else scorer.get("by_type", {}).get(g, {})).get(
+                "graph_scorer"
+            ),
+        )
+        for j, g in enumerate(groups)
+    ]
+    points = [(j, p["accuracy"]) for j, p in points if p]
+    if points:
+        ax.scatter(
+            *zip(*points, strict=True), marker="D", color="black", zorder=3, label="graph scorer (no model)"
+        )
     ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="random")
     ax.set_xticks(range(len(groups)), groups)
     ax.set_ylim(0, 1)
@@ -154,7 +178,7 @@ def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [*paired["by_type"].items(), (OVERALL, paired[OVERALL])]
+    rows = _paired_rows(paired)
     names = [name for name, _ in rows]
     deltas = [100 * s["delta"] for _, s in rows]
     lo = [100 * (s["delta"] - s["ci_low"]) for _, s in rows]

@@ -146,7 +146,7 @@ class _Evaluation:
         self.config = config
         self.progress = progress
         self.run = RunDir(config.out)
-        self.dataset = load_dataset(config.data)
+        self.dataset = load_dataset(config.data, lenient=config.lenient)
         self.selected = select_questions(self.dataset, config)
         self.plan = GraphPlan(config, self.dataset, self.run.graphs_dir)
         self._retrievers: dict[str, Any] = {}
@@ -403,10 +403,11 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
                     completion_tokens=completion.completion_tokens,
                     cached=cached,
                 )
-                flush_baselines()
-                samples.append(record)
+                # Cache first: a kill between the two writes then costs a cache hit, never a lost answer.
                 if cache is not None and not cached and item.cache_key is not None:
                     cache.put(item.cache_key, model_id, completion)
+                flush_baselines()
+                samples.append(record)
                 counts["answered"] += 1
                 counts["cached"] += int(cached)
                 bar.advance(task)
