@@ -61,18 +61,8 @@ LUMA_WEIGHTS = np.array([0.299, 0.587, 0.114])
 PITCH_CLASSES: tuple[str, ...] = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
 """Canonical tonic spelling, indexed by pitch class (C = 0)."""
 
-_PITCH_ALIASES: dict[str, int] = {
-    **{name: pc for pc, name in enumerate(PITCH_CLASSES)},
-    "DB": 1,
-    "D#": 3,
-    "FB": 4,
-    "E#": 5,
-    "GB": 6,
-    "G#": 8,
-    "A#": 10,
-    "CB": 11,
-    "B#": 0,
-}
+_NATURALS: dict[str, int] = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+_ACCIDENTALS: dict[str, int] = {"": 0, "#": 1, "♯": 1, "b": -1, "♭": -1}
 
 DEFAULT_KEY = "C major"
 DEFAULT_TEMPO = 110.0
@@ -148,11 +138,11 @@ def parse_key(key: str | None) -> tuple[int, str] | None:
     parts = key.strip().split()
     if len(parts) != 2 or parts[1].lower() not in ("major", "minor"):
         return None
-    pc = _PITCH_ALIASES.get(parts[0].strip().upper().replace("♯", "#").replace("♭", "B"))
-    if pc is None:
-        pc = _PITCH_ALIASES.get(parts[0][:1].upper() + parts[0][1:].lower().replace("b", "B"))
-    if pc is None:
+    tonic = parts[0].strip()
+    natural, accidental = _NATURALS.get(tonic[:1].upper()), _ACCIDENTALS.get(tonic[1:])
+    if natural is None or accidental is None:
         return None
+    pc = (natural + accidental) % 12
     return pc, parts[1].lower()
 
 
