@@ -58,6 +58,9 @@ class AskConfig(BaseModel):
     """Causal-knowledge block on (default) or off (``--no-ckg``)."""
     graph_dir: Path | None = None
     """Graph to retrieve from; default: data/sample/graph if present, else built on the fly."""
+    min_support: int | None = None
+    """On-the-fly graphs: the builder's ``min_support``; None = 2 for small data (< 50 transitions,
+    where the builder's default of 5 keeps no causal edge), else the builder's default."""
     retriever: str = "hybrid"
     """Retriever name (``hybrid``, ``keyword``, ``paths``, ``none``...)."""
     k: int = 10
@@ -214,22 +217,35 @@ def resolve_graph(config: AskConfig, transition: Transition, data_dir: Path | No
         return None, "none (inline question without --graph)"
     if data_dir.resolve() == SAMPLE_DIR.resolve() and SAMPLE_GRAPH_DIR.exists():
         return load_graph(SAMPLE_GRAPH_DIR), str(SAMPLE_GRAPH_DIR)
-    return build_graph_cached(data_dir, [transition.video_id], config.cache_dir)
+    return build_graph_cached(data_dir, [transition.video_id], config.cache_dir, config.min_support)
 
 
-def build_graph_cached(data_dir: Path, exclude: list[str], cache_dir: Path | None) -> tuple[Any, str]:
+SMALL_DATA_TRANSITIONS = 50
+"""Below this many transitions an on-the-fly graph uses ``SMALL_DATA_MIN_SUPPORT``."""
+SMALL_DATA_MIN_SUPPORT = 2
+
+
+def build_graph_cached(
+    data_dir: Path, exclude: list[str], cache_dir: Path | None, min_support: int | None = None
+) -> tuple[Any, str]:
     """Build the CKG from a data folder leaving out ``exclude`` videos; reuse a cached build."""
     from graph import BuildConfig, build_graph, read_json, write_json
     from karma.data import load_dataset
     from pipelines.media import default_cache_dir
 
-    cache = (cache_dir or default_cache_dir()) / "graphs" / _dataset_key(data_dir, exclude)
+    key = _dataset_key(data_dir, [*exclude, f"min_support={min_support}"])
+    cache = (cache_dir or default_cache_dir()) / "graphs" / key
     cached = cache / "graph.json"
     if cached.is_file():
         return read_json(cached), f"built from {data_dir} without {', '.join(exclude)} (cached {cached})"
     dataset = load_dataset(data_dir, lenient=True)
+    settings: dict[str, Any] = {"exclude_videos": exclude}
+    if min_support is not None:
+        settings["min_support"] = min_support
+    elif len(dataset.transitions) < SMALL_DATA_TRANSITIONS:
+        settings["min_support"] = SMALL_DATA_MIN_SUPPORT
     try:
-        graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=exclude))
+        graph = build_graph(dataset.transitions, dataset.features, BuildConfig(**settings))
     except ValueError as exc:
         raise AskError(
             f"cannot build a graph from {data_dir} without {', '.join(exclude)} ({exc}); "

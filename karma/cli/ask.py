@@ -68,6 +68,11 @@ def ask(
         "--graph",
         help="Graph directory or file. Default: data/sample/graph, else built from the QA folder.",
     ),
+    min_support: int | None = typer.Option(
+        None,
+        "--min-support",
+        help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
+    ),
     retriever: str = typer.Option(
         "hybrid", "--retriever", help="Retriever: hybrid, keyword, paths, none ..."
     ),
@@ -131,6 +136,7 @@ def ask(
         pipeline=pipeline,
         use_graph=not no_ckg,
         graph_dir=graph,
+        min_support=min_support,
         retriever=retriever,
         k=k,
         backend=backend,
@@ -158,7 +164,7 @@ def _print(result, show_prompt: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False, soft_wrap=True)  # long paths and facts stay on one line
+    console = Console(highlight=False, soft_wrap=True, emoji=False)  # long paths and facts stay on one line
     q, a, p = result.question, result.answer, result.prepared
     console.print(f"[bold]{a.question_id}[/bold] ({q.type}): {escape(q.question)}")
     for letter, text in q.options.items():

@@ -32,6 +32,7 @@ def test_ask_with_no_arguments_runs_the_embedded_default(runner: CliRunner, tmp_
     assert "synthVid001/t000/q0" in out
     assert "built from" in out and "without synthVid001" in out  # graph on the fly, asked video left out
     assert "Retrieved facts (hybrid" in out
+    assert "->music:" in out  # visual -> music relations, not just concept links (small-data min_support)
     assert "Answer:" in out and "parse:" in out and "Latency:" in out
     assert "SmolLM2" in out
     assert any((tmp_path / "cache" / "retrieval_index").iterdir())  # the index is kept for the next ask
