@@ -288,7 +288,10 @@ class AskSession:
 
         key = json.dumps([config.backend, config.backend_options], sort_keys=True, default=str)
         if key not in self._backends:
-            self._backends[key] = get_backend(config.backend, **config.backend_options)
+            try:
+                self._backends[key] = get_backend(config.backend, **config.backend_options)
+            except (ValueError, TypeError, ImportError) as exc:  # unknown name, bad option, missing extra
+                raise AskError(f"backend {config.backend!r}: {exc}") from exc
         return self._backends[key]
 
     def retriever(self, config: AskConfig, graph: Any) -> Any:
@@ -296,7 +299,10 @@ class AskSession:
             return None
         key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}"
         if key not in self._retrievers:
-            self._retrievers[key] = make_retriever(config.retriever, graph, config.cache_dir)
+            try:
+                self._retrievers[key] = make_retriever(config.retriever, graph, config.cache_dir)
+            except (ValueError, TypeError) as exc:  # unknown retriever name or setting
+                raise AskError(f"retriever {config.retriever!r}: {exc}") from exc
         return self._retrievers[key]
 
     def close(self) -> None:

@@ -99,6 +99,9 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
         (["--question", "Why?", "--option", "a=x"], "needs --option a=... b=... c=... d=..."),
         (["--pipeline", "vlm", "--no-ckg"], "needs --clips"),
         (["--graph", "no/such/graph"], "graph not found"),
+        (["--no-ckg", "--backend", "nonesuch"], "unknown backend"),
+        (["--no-ckg", "-o", "no_such_option=1"], "backend 'llamacpp'"),
+        (["--retriever", "nonesuch"], "unknown retriever"),
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
