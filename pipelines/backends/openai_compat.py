@@ -117,6 +117,8 @@ class OpenAIBackend(Backend):
             if self._model is not None and self._choice_mode != "auto":
                 return
             models = self._list_models()
+            if models is None:
+                return  # unreachable for now: keep "auto" (no constraint sent) and ask again next batch
             if self._model is None:
                 if not models:
                     raise RuntimeError(f"{self.base_url}/models lists no model; pass model=...")
@@ -126,14 +128,14 @@ class OpenAIBackend(Backend):
             if self._choice_mode == "auto":
                 self._choice_mode = _choice_mode_for(self._owned_by)
 
-    def _list_models(self) -> list[dict[str, Any]]:
+    def _list_models(self) -> list[dict[str, Any]] | None:
         try:
             response = self._client.get(f"{self.base_url}/models")
             response.raise_for_status()
             data = response.json().get("data", [])
         except (httpx.HTTPError, ValueError) as exc:
             if self._model is not None:
-                return []  # the server cannot say who it is: keep the given model, prompt-only choice
+                return None  # the model is known; the requests will report the server's state
             raise RuntimeError(f"cannot list models at {self.base_url}/models: {exc}") from exc
         return [m for m in data if isinstance(m, dict) and "id" in m]
 
@@ -217,7 +219,7 @@ class OpenAIBackend(Backend):
         usage = data.get("usage") or {}
         meta: dict[str, object] = {
             "attempts": attempts,
-            "constrained": constrained and self._choice_mode != "prompt",
+            "constrained": constrained and self._choice_mode not in ("prompt", "auto"),
         }
         if errors:
             meta["errors"] = errors

@@ -151,6 +151,8 @@ def test_unreachable_server_fails_every_request_without_raising():
     backend = _backend(f"http://127.0.0.1:{free_port()}/v1", model="m", max_retries=1, timeout_s=1)
     try:
         results = backend.generate([_ask("a"), _ask("b")])
+        # Nothing was learnt about the server: the choice mode is asked again next time, not guessed.
+        assert backend.choice_mode == "auto"
     finally:
         backend.close()
     assert len(results) == 2
