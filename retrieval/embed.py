@@ -24,6 +24,9 @@ MODEL_ENV = "KARMA_EMBED_MODEL"
 
 _MODELS: dict[tuple[str, str], object] = {}
 """Loaded models by (model, device): several retrievers in one process share one copy."""
+_CACHES: dict[str, OrderedDict[str, np.ndarray]] = {}
+"""Text -> vector caches by model: an embedding depends only on the text and the model, so every
+Embedder of one model in the process shares them."""
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -61,7 +64,8 @@ def resolve_model(model: str | Path | None) -> str:
 
 
 class Embedder:
-    """Normalised float32 sentence embeddings with an in-memory cache keyed on the text.
+    """Normalised float32 sentence embeddings with an in-memory cache keyed on the text (shared by all
+    Embedders of the same model in the process).
 
     The model loads lazily on the first ``encode`` so building retrievers that never embed (keyword,
     paths, or a hybrid whose index is already on disk and whose queries are cached) costs nothing.
@@ -79,7 +83,7 @@ class Embedder:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self._model = None
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str, np.ndarray] = _CACHES.setdefault(self.model_ref, OrderedDict())
 
     @property
     def model_id(self) -> str:
