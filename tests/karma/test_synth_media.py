@@ -1,4 +1,4 @@
-"""karma synth --media: real mp4 clips (decord-readable, with an audio stream) and a full video."""
+"""The media renderer: real mp4 whose measurable properties follow the scene variables."""
 
 from __future__ import annotations
 
@@ -7,62 +7,151 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from karma.cli.main import app
+from karma.records import SceneFeatures, seconds_to_time
+from karma.synth.media import MediaOptions, parse_key, render_scene_clip, render_video
 
-REPO = Path(__file__).resolve().parents[2]
-TINY = REPO / "data" / "worlds" / "tiny.yaml"
-
-pytestmark = pytest.mark.slow
+LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+SCENE_TIMES = [(0.0, 1.25), (1.25, 2.0), (2.0, 3.5)]
 
 
-@pytest.fixture(scope="module")
-def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("synth_media") / "world"
-    result = CliRunner().invoke(
-        app,
-        [
-            "synth", "--world", str(TINY), "--out", str(out), "--videos", "1", "--seed", "5", "--media",
-            "--width", "96", "--height", "64", "--fps", "12", "--scene-seconds", "0.6-1.0",
-        ],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return out
+def _scene(b: float, c: float, s: float, m: float, loud: float, key: str, tempo: float) -> dict:
+    return {
+        "Brightness": b,
+        "Contrast": c,
+        "Saturation": s,
+        "Motion": m,
+        "Average Loudness (dB)": loud,
+        "Key": key,
+        "Tempo (BPM)": tempo,
+    }
 
 
-def test_clips_decode_with_decord_and_carry_audio(media_dir: Path) -> None:
+def _write_video_files(folder, video_id: str, with_times: bool = True):
+    def ref(i: int):
+        name = f"scene_{i + 1:03d}.mp4"
+        if not with_times:
+            return name
+        start, end = SCENE_TIMES[i]
+        return {"name": name, "start_time": seconds_to_time(start), "end_time": seconds_to_time(end)}
+
+    question = {
+        "type": "Evidence Reasoning",
+        "question": "Why does the music change?",
+        "options": {"a": "louder", "b": "softer", "c": "faster", "d": "slower"},
+        "answer": "a",
+        "explanation": "synthetic",
+    }
+    qa = [{"current_scene": ref(i + 1), "past_scene": ref(i), "questions": [question]} for i in range(2)]
+    features = {
+        "Scenes": {
+            "scene_001": _scene(80, 20, 60, 2, -28, "A minor", 90),
+            "scene_002": _scene(150, 30, 160, 10, -18, "D major", 120),
+            "scene_003": _scene(110, 25, 110, 5, -22, "F# minor", 140),
+        }
+    }
+    qa_path = folder / f"{video_id}_qa.json"
+    features_path = folder / f"{video_id}_causal_features.json"
+    qa_path.write_text(json.dumps(qa))
+    features_path.write_text(json.dumps(features))
+    return qa_path, features_path
+
+
+def _decode(path) -> tuple[np.ndarray, np.ndarray, int]:
+    """All RGB frames (decord) and the stereo audio (PyAV, trimmed to the stream duration)."""
     import av
     import decord
+
+    reader = decord.VideoReader(str(path))
+    frames = reader.get_batch(list(range(len(reader)))).asnumpy()
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[0]
+        rate = stream.codec_context.sample_rate
+        audio = np.concatenate([f.to_ndarray() for f in container.decode(stream)], axis=1)
+        audio = audio[:, : round(float(stream.duration * stream.time_base) * rate)]
+    return frames, audio, rate
+
+
+def test_render_video_writes_clips_and_a_concatenation_with_cuts_at_the_qa_times(tmp_path):
+    qa_path, features_path = _write_video_files(tmp_path, "synthMedia")
+    result = render_video(qa_path, features_path, tmp_path / "media", MediaOptions())
+    assert result.video_id == "synthMedia"
+    assert [c.scene_id for c in result.clips] == ["scene_001", "scene_002", "scene_003"]
+    assert result.cut_times == pytest.approx([1.25, 2.0], abs=0.5 / 24)
+    assert result.cut_times_hms() == ["00:00:01.250", "00:00:02.000"]
+    total = 0
+    for clip, (start, end) in zip(result.clips, SCENE_TIMES, strict=True):
+        frames, audio, rate = _decode(clip.path)
+        assert frames.shape == (clip.n_frames, 180, 320, 3)
+        assert clip.n_frames == round(end * 24) - round(start * 24)
+        assert audio.shape[0] == 2 and audio.shape[1] / rate == pytest.approx(clip.duration_s, abs=0.05)
+        total += clip.n_frames
+    frames, audio, rate = _decode(result.video_path)
+    assert len(frames) == total
+    assert audio.shape[1] / rate == pytest.approx(total / 24, abs=0.05)
+    # The cut is a hard cut: the frame before and after it differ in mean luma by the scene values.
+    cut = result.clips[1].n_frames + result.clips[0].n_frames
+    before, after = (frames[i].astype(np.float32) @ LUMA for i in (cut - 1, cut))
+    assert after.mean() - before.mean() == pytest.approx(110 - 150, abs=5)
+
+
+def test_scenes_without_times_get_the_default_duration(tmp_path):
+    qa_path, features_path = _write_video_files(tmp_path, "synthNoTimes", with_times=False)
+    options = MediaOptions(default_scene_seconds=0.5, write_full_video=False)
+    result = render_video(qa_path, features_path, tmp_path / "media", options)
+    assert result.video_path is None
+    assert [c.n_frames for c in result.clips] == [12, 12, 12]
+
+
+def test_missing_scene_features_are_a_clear_error(tmp_path):
+    qa_path, features_path = _write_video_files(tmp_path, "synthMissing")
+    features = json.loads(features_path.read_text())
+    del features["Scenes"]["scene_002"]
+    features_path.write_text(json.dumps(features))
+    with pytest.raises(ValueError, match=r"synthMissing_causal_features\.json.*scene_002"):
+        render_video(qa_path, features_path, tmp_path / "media")
+
+
+@pytest.mark.parametrize(
+    ("values", "seconds"),
+    [((60, 18, 200, 3, -30), 1.0), ((190, 35, 50, 20, -12), 1.0), ((128, 45, 120, 0, -20), 0.3)],
+)
+def test_rendered_clip_measures_like_its_features(tmp_path, values, seconds):
+    import cv2
     import pyloudnorm
 
-    (qa_path,) = media_dir.glob("*_qa.json")
-    video_id = qa_path.name.removesuffix("_qa.json")
-    scenes = json.loads((media_dir / f"{video_id}_causal_features.json").read_text())["Scenes"]
-    clips = sorted((media_dir / "clips" / video_id).glob("scene_*.mp4"))
-    assert [c.stem for c in clips] == sorted(scenes)
-    total_frames = 0
-    for clip in clips:
-        reader = decord.VideoReader(str(clip))
-        frames = reader.get_batch(list(range(len(reader)))).asnumpy()
-        assert frames.shape[1:] == (64, 96, 3) and 7 <= len(reader) <= 12
-        total_frames += len(reader)
-        luma = frames.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
-        features = scenes[clip.stem]
-        # The pictures follow the scene's values (units of docs/synth.md).
-        assert luma.mean() == pytest.approx(features["Brightness"], abs=6)
-        assert luma.std(axis=(1, 2)).mean() == pytest.approx(features["Contrast"], abs=4)
-        assert np.abs(np.diff(luma, axis=0)).mean() == pytest.approx(features["Motion"], abs=3)
-        with av.open(str(clip)) as container:
-            assert len(container.streams.audio) == 1
-            audio = container.streams.audio[0]
-            seconds = float(audio.duration * audio.time_base)
-            assert seconds == pytest.approx(len(reader) / 12, abs=0.1)
-            samples = np.concatenate([f.to_ndarray() for f in container.decode(audio=0)], axis=1)
-            assert np.abs(samples).max() > 0.01  # tonal content, not silence
-            samples = samples[:, : round(seconds * audio.rate)].T
-            repeats = int(np.ceil(0.5 * audio.rate / len(samples)))  # BS.1770 gating needs 0.4 s
-            loudness = pyloudnorm.Meter(audio.rate).integrated_loudness(np.tile(samples, (repeats, 1)))
-            assert loudness == pytest.approx(features["Average Loudness (dB)"], abs=1.5)
-    full = decord.VideoReader(str(media_dir / "videos" / f"{video_id}.mp4"))
-    assert len(full) == total_frames
+    brightness, contrast, saturation, motion, loudness = values
+    features = SceneFeatures.model_validate(_scene(*values, key="E minor", tempo=100))
+    clip = render_scene_clip(tmp_path / "clip.mp4", features, seconds)
+    frames, audio, rate = _decode(clip.path)
+    luma = frames.astype(np.float32) @ LUMA
+    assert luma.mean() == pytest.approx(brightness, abs=3)
+    assert luma.std(axis=(1, 2)).mean() == pytest.approx(contrast, abs=2)
+    sat = np.mean([cv2.cvtColor(f, cv2.COLOR_RGB2HSV)[..., 1].mean() for f in frames])
+    assert sat == pytest.approx(saturation, abs=6)
+    assert np.abs(np.diff(luma, axis=0)).mean() == pytest.approx(motion, abs=1.5)
+    data = audio.T.astype(np.float64)
+    if len(data) < 0.45 * rate:  # pyloudnorm needs one 0.4 s block: measure a looped copy
+        data = np.tile(data, (int(np.ceil(0.45 * rate / len(data))), 1))
+    assert pyloudnorm.Meter(rate).integrated_loudness(data) == pytest.approx(loudness, abs=1.0)
+
+
+def test_rendering_is_deterministic_per_seed(tmp_path):
+    features = SceneFeatures.model_validate(_scene(100, 30, 100, 5, -20, "C major", 120))
+    paths = []
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        clip = render_scene_clip(tmp_path / f"{name}.mp4", features, 0.5, MediaOptions(seed=seed))
+        paths.append(clip.path)
+    data = [Path(p).read_bytes() for p in paths]
+    assert data[0] == data[1]
+    assert data[0] != data[2]
+
+
+def test_parse_key_accepts_sharps_flats_and_rejects_garbage():
+    assert parse_key("A minor") == (9, "minor")
+    assert parse_key("Bb major") == (10, "major")
+    assert parse_key("C# minor") == parse_key("Db minor") == (1, "minor")
+    assert parse_key("B major") == (11, "major")
+    assert parse_key("H major") is None
+    assert parse_key("A dorian") is None
+    assert parse_key(None) is None
