@@ -9,7 +9,9 @@ For a cause A (visual) and an effect B (musical), over transitions where both va
   the same video (its current scene is t's past scene), over transitions that have one and where B's
   variable is defined at both. A cause changes the music *across its own cut*; a shared slow trend
   moves the music as often one transition earlier, so its precedence is near zero.
-- precedence_z = precedence / its standard error (paired differences of two indicators).
+- precedence_z = the exact one-sided McNemar test of "effect now" against "effect one transition
+  before" on the discordant transitions, expressed as a normal z (a p-value of 0.00135 is z = 3). Exact
+  because the normal approximation calls five out of five discordant transitions overwhelming.
 """
 
 from __future__ import annotations
@@ -92,13 +94,16 @@ def _pair_stats(table: EventTable) -> PairStats:
     before = (a_h.T @ b_before).astype(np.float64)
     both = (a_h.T @ (b_now * b_before)).astype(np.float64)
     precedence = _safe_div(now - before, n)
-    # Paired indicator difference d in {-1, 0, 1}: E[d^2] = (now + before - 2 both) / n.
-    second_moment = _safe_div(now + before - 2 * both, n)
-    variance = np.clip(second_moment - precedence**2, 0.0, None)
-    std_error = np.sqrt(_safe_div(variance, n))
-    precedence_z = np.where(
-        std_error > 0, _safe_div(precedence, std_error), np.where(precedence > 0, np.inf, 0.0)
-    )
+    from scipy.stats import binom, norm
+
+    now_only = np.rint(now - both)
+    before_only = np.rint(before - both)
+    discordant = now_only + before_only
+    # P(X >= now_only) for X ~ Binomial(discordant, 1/2): the chance of at least this much precedence
+    # if the effect were as likely before the cut as after it.
+    p_value = np.where(discordant > 0, binom.sf(now_only - 1, discordant, 0.5), 1.0)
+    precedence_z = np.clip(norm.isf(np.clip(p_value, 1e-300, 1.0)), -40.0, 40.0)
+    precedence_z = np.where(discordant > 0, precedence_z, 0.0)
 
     columns = np.array(table.columns, dtype=object)
     return PairStats(

@@ -22,7 +22,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 @pytest.fixture(scope="module")
 def built() -> CausalGraph:
     dataset = load_dataset(SAMPLE)
-    graph = build_graph(dataset.transitions, dataset.features, BuildConfig(min_support=2, min_lift=1.0))
+    graph = build_graph(
+        dataset.transitions, dataset.features, BuildConfig(min_support=2, min_lift=1.0, min_precedence_z=0.0)
+    )
     assert {e.relation for e in graph.edges.values()} >= {
         "causes",
         "co_moves",
