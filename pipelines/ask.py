@@ -133,7 +133,10 @@ def question_from_file(config: AskConfig) -> tuple[Transition, Question, VideoFe
     by_index = {t.index: t for t in result.transitions}
     transition = by_index.get(config.transition)
     if transition is None:
-        problems = [str(p) for p in result.problems if getattr(p, "transition", None) == config.transition]
+        relevant = [p for p in result.problems if p.severity == "error"]
+        if result.transitions:  # the file is readable: only this transition's problems matter
+            relevant = [p for p in relevant if p.transition == config.transition]
+        problems = [str(p) for p in relevant[:5]]
         detail = f": {'; '.join(problems)}" if problems else ""
         raise AskError(
             f"{qa_file}: no valid transition {config.transition} "

@@ -121,6 +121,8 @@ def ask(
         question_index = int(question)
     if pipeline not in ("llm", "vlm"):
         raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
+    if predictive_audio not in ("silence", "remove"):
+        raise typer.BadParameter("choose silence or remove", param_hint="--predictive-audio")
     config = AskConfig(
         qa_file=qa,
         transition=transition,

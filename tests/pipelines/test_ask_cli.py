@@ -102,6 +102,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
         (["--no-ckg", "--backend", "nonesuch"], "unknown backend"),
         (["--no-ckg", "-o", "no_such_option=1"], "backend 'llamacpp'"),
         (["--retriever", "nonesuch"], "unknown retriever"),
+        (["--predictive-audio", "keep"], "choose silence or remove"),
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
@@ -147,3 +148,11 @@ def test_graph_cannot_be_built_from_the_asked_video_alone(runner: CliRunner, tmp
     )
     assert result.exit_code == 2
     assert "without synthVid001" in result.output and "--no-ckg" in result.output
+
+
+def test_unreadable_qa_file_reports_the_file_problem(runner: CliRunner, tmp_path: Path):
+    broken = tmp_path / "vidX_qa.json"
+    broken.write_text('[{"current_scene": "scene_002.mp4", ')
+    result = runner.invoke(app, ["ask", "--qa", str(broken), "--no-ckg"])
+    assert result.exit_code == 2
+    assert "vidX_qa.json" in result.output and "no valid transition 0 (valid: none)" in result.output
