@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graph.neo4j import LocalNeo4j, LocalServerConfig, Neo4jServerError
+from graph.neo4j.connection import local_http_port
 from karma.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,10 +36,11 @@ def test_neo4j_start_is_idempotent_and_browser_answers(local_only):
     result = CliRunner().invoke(app, ["neo4j", "start"])
     assert result.exit_code == 0, result.output
     assert "already running" in result.output or "ready" in result.output
-    response = httpx.get("http://127.0.0.1:7474/browser/", timeout=10)
+    base = f"http://127.0.0.1:{local_http_port()}"  # 7474 unless KARMA_NEO4J_HTTP_PORT moves it
+    response = httpx.get(f"{base}/browser/", timeout=10)
     assert response.status_code == 200
     assert "<title>Neo4j Browser</title>" in response.text
-    discovery = httpx.get("http://127.0.0.1:7474/", timeout=10).json()
+    discovery = httpx.get(f"{base}/", timeout=10).json()
     assert discovery["neo4j_version"].startswith("5.26") and discovery["neo4j_edition"] == "community"
 
 
