@@ -98,20 +98,22 @@ def _event_nodes(table: EventTable, n_rows: int) -> dict[str, CkgNode]:
     return nodes
 
 
-def _pooled_shift_z(table: EventTable, stats: PairStats) -> np.ndarray:
-    """Precedence z of "action shifts to Y" (any X -> Y pooled) for every ``visual:action:X->Y`` row.
+def _pooled_shift_z(table: EventTable, stats: PairStats) -> tuple[np.ndarray, np.ndarray]:
+    """Association and precedence z of "action shifts to Y" (any X -> Y pooled) for every
+    ``visual:action:X->Y`` row (zeros elsewhere).
 
     A shift X -> Y is a special case of a shift to Y; specific pairs are rare, so their own z is
     small even when the shift to Y clearly drives the music. A specific edge may borrow the pooled
     z, but still needs its own precedence >= min_precedence and its own support and lift.
     """
     pooled_z = np.zeros_like(stats.precedence_z)
+    pooled_assoc = np.zeros_like(stats.association_z)
     targets: dict[str, list[int]] = {}
     for j, column in enumerate(table.columns):
         if column.startswith("visual:action:") and "->" in column:
             targets.setdefault(column.split("->", 1)[1], []).append(j)
     if not targets:
-        return pooled_z
+        return pooled_assoc, pooled_z
     music = np.flatnonzero(table.modality_mask("music"))
     names = sorted(targets)
     occurs = np.column_stack(
@@ -131,16 +133,23 @@ def _pooled_shift_z(table: EventTable, stats: PairStats) -> np.ndarray:
     assert pooled_stats.effects == stats.effects
     for i, cause in enumerate(stats.causes):
         if cause.startswith("visual:action:") and "->" in cause:
-            pooled_z[i] = pooled_stats.precedence_z[row_of[f"visual:action:*->{cause.split('->', 1)[1]}"]]
-    return pooled_z
+            row = row_of[f"visual:action:*->{cause.split('->', 1)[1]}"]
+            pooled_z[i] = pooled_stats.precedence_z[row]
+            pooled_assoc[i] = pooled_stats.association_z[row]
+    return pooled_assoc, pooled_z
 
 
 def _statistical_edges(
     stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
 ) -> dict[str, CkgEdge]:
     col = {event_id: j for j, event_id in enumerate(table.columns)}
-    keep = (stats.support >= config.min_support) & (stats.lift >= config.min_lift)
-    evidence_z = np.maximum(stats.precedence_z, _pooled_shift_z(table, stats))
+    pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
+    keep = (
+        (stats.support >= config.min_support)
+        & (stats.lift >= config.min_lift)
+        & (np.maximum(stats.association_z, pooled_assoc) >= config.min_association_z)
+    )
+    evidence_z = np.maximum(stats.precedence_z, pooled_prec)
     is_cause = (stats.precedence >= config.min_precedence) & (evidence_z >= config.min_precedence_z)
     k = config.support_shrinkage
     edges: dict[str, CkgEdge] = {}

@@ -18,6 +18,9 @@ class BuildConfig(BaseModel):
     """Minimum number of transitions where cause and effect occur together."""
     min_lift: float = Field(default=1.2, ge=0.0)
     """Minimum lift (confidence over the effect's base rate) for an edge to be kept."""
+    min_association_z: float = 3.0
+    """Every statistical edge needs its co-occurrence to be this many (exact-test) standard errors above
+    the effect's base rate; without it, thousands of rare event pairs would yield chance edges."""
     min_precedence: float = 0.05
     """Minimum temporal precedence for an edge to be labelled ``causes``; kept edges below it are
     labelled ``co_moves`` (the effect is about as likely one transition *before* the cause)."""

@@ -9,6 +9,8 @@ For a cause A (visual) and an effect B (musical), over transitions where both va
   the same video (its current scene is t's past scene), over transitions that have one and where B's
   variable is defined at both. A cause changes the music *across its own cut*; a shared slow trend
   moves the music as often one transition earlier, so its precedence is near zero.
+- association_z = the exact one-sided binomial test of the support against what the base rate
+  predicts, as a normal z: an edge is only kept when the co-occurrence is unlikely to be chance.
 - precedence_z = the exact one-sided McNemar test of "effect now" against "effect one transition
   before" on the discordant transitions, expressed as a normal z (a p-value of 0.00135 is z = 3). Exact
   because the normal approximation calls five out of five discordant transitions overwhelming.
@@ -42,6 +44,8 @@ class PairStats:
     precedence_z: np.ndarray
     precedence_n: np.ndarray
     """Transitions behind the precedence estimate."""
+    association_z: np.ndarray
+    """Exact one-sided binomial test of support against cause_count * base_rate, as a normal z."""
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -105,6 +109,12 @@ def _pair_stats(table: EventTable) -> PairStats:
     precedence_z = np.clip(norm.isf(np.clip(p_value, 1e-300, 1.0)), -40.0, 40.0)
     precedence_z = np.where(discordant > 0, precedence_z, 0.0)
 
+    expected = np.clip(base_rate, 0.0, 1.0)
+    assoc_p = np.where(cause_count > 0, binom.sf(np.rint(support) - 1, np.rint(cause_count), expected), 1.0)
+    association_z = np.where(
+        cause_count > 0, np.clip(norm.isf(np.clip(assoc_p, 1e-300, 1.0)), -40.0, 40.0), 0.0
+    )
+
     columns = np.array(table.columns, dtype=object)
     return PairStats(
         causes=list(columns[vis]),
@@ -117,4 +127,5 @@ def _pair_stats(table: EventTable) -> PairStats:
         precedence=precedence,
         precedence_z=precedence_z,
         precedence_n=n.round().astype(np.int64),
+        association_z=association_z,
     )

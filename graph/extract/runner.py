@@ -172,8 +172,10 @@ def extract_many(
 
 
 def _run_pool(todo: list[Path], out: Path, options: ExtractOptions, workers: int, report) -> None:
-    # spawn, not fork: decord and FFmpeg start threads, and forking a threaded parent can deadlock.
-    context = get_context("spawn")
+    # forkserver, not fork: decord and FFmpeg start threads, and forking a threaded parent can
+    # deadlock. The server preloads the analysis stack once, so workers start warm.
+    context = get_context("forkserver")
+    context.set_forkserver_preload(["graph.extract._warm"])
     crashed: list[Path] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures: dict[Future, Path] = {pool.submit(_extract_one, str(s), str(out), options): s for s in todo}

@@ -67,6 +67,14 @@ def build(
     min_precedence: float = typer.Option(
         0.05, "--min-precedence", help="Minimum temporal precedence for 'causes' (else 'co_moves')."
     ),
+    min_precedence_z: float = typer.Option(
+        3.0, "--min-precedence-z", help="Exact-test z the precedence needs for 'causes'."
+    ),
+    min_association_z: float = typer.Option(
+        3.0,
+        "--min-association-z",
+        help="Exact-test z the co-occurrence needs over the base rate for any edge.",
+    ),
     threshold: list[str] = typer.Option(
         [],
         "--threshold",
@@ -116,6 +124,8 @@ def build(
             min_support=min_support,
             min_lift=min_lift,
             min_precedence=min_precedence,
+            min_precedence_z=min_precedence_z,
+            min_association_z=min_association_z,
             exclude_videos=sorted(excluded),
             use_explanations=explanations,
         )

@@ -23,7 +23,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 def built() -> CausalGraph:
     dataset = load_dataset(SAMPLE)
     graph = build_graph(
-        dataset.transitions, dataset.features, BuildConfig(min_support=2, min_lift=1.0, min_precedence_z=0.0)
+        dataset.transitions,
+        dataset.features,
+        BuildConfig(min_support=2, min_lift=1.0, min_precedence_z=0.0, min_association_z=-100.0),
     )
     assert {e.relation for e in graph.edges.values()} >= {
         "causes",
