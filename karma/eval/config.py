@@ -21,7 +21,12 @@ from karma.eval.records import ARMS, Arm
 GraphMode = Literal["folds", "whole_corpus", "given"]
 
 SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit"})
-EXECUTION_FIELDS: frozenset[str] = frozenset({"batch_size", "concurrency", "cache_path", "use_cache", "out"})
+# backend_options is compared through what it produces instead: the backend's ``settings`` (all that
+# can change an answer: model, weights hash, context size, choice mode, ...) and ``model_id`` are hashed
+# into config.json; a new server port, timeout or concurrency must not block a resume.
+EXECUTION_FIELDS: frozenset[str] = frozenset(
+    {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options"}
+)
 
 
 class EvalConfig(BaseModel):

@@ -80,6 +80,21 @@ class RunDir:
         """Every complete sample record (a torn last line from a kill is ignored)."""
         return read_jsonl(self.samples_path, SampleRecord)[0]
 
+    def final_samples(self) -> list[SampleRecord]:
+        """One record per (question, arm): the last one written.
+
+        A request that failed in the backend is retried by the next run and its new record appended;
+        the newer record supersedes the failed one.
+        """
+        latest: dict[tuple[str, str], SampleRecord] = {}
+        for record in self.samples():
+            latest[record.key] = record
+        return list(latest.values())
+
+    def finished_keys(self) -> set[tuple[str, str]]:
+        """(question, arm) pairs answered without a backend error: what a resumed run skips."""
+        return {record.key for record in self.final_samples() if record.error is None}
+
     def baselines(self) -> list[BaselineRecord]:
         return read_jsonl(self.baselines_path, BaselineRecord)[0]
 

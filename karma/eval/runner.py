@@ -332,7 +332,7 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
         payload = ev.config_payload(backend, template.sha256, template.version)
         ev.write_config(payload)
 
-        done = {r.key for r in ev.run.samples()}
+        done = ev.run.finished_keys()
         baseline_done = {b.question_id for b in ev.run.baselines()}
         todo = [
             (t, q, arm) for t, q in ev.selected for arm in config.arms if (t.question_id(q), arm) not in done
@@ -476,7 +476,7 @@ def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:
     """(Re)compute results.json and timing.json from the run directory's records."""
     stored = run.read_config()
     cfg = config or EvalConfig.model_validate(stored["config"])
-    samples = run.samples()
+    samples = run.final_samples()
     results = aggregate(samples, run.baselines(), resamples=cfg.bootstrap_resamples, seed=cfg.bootstrap_seed)
     results["graph_mode"] = stored.get("graph_mode")
     results["letters"] = list(OPTION_LETTERS)
