@@ -103,11 +103,9 @@ def eval_command(
 ) -> None:
     """Answer questions with the graph block on and/or off, resumably; write config, samples and results.
 
-    RUN_DIR/config.json records the resolved settings and the content hashes of data, graphs, prompt
-    template and model; RUN_DIR/samples.jsonl gets one line per (question, arm) as soon as it is
-    answered; RUN_DIR/results.json holds accuracy per type and arm with video-clustered bootstrap
-    intervals, parse-failure rates, the paired graph effect with an exact McNemar test, and the
-    no-model baselines. Rerunning the same command skips finished records.
+    RUN_DIR/config.json records the resolved settings and the content hashes of data, graphs, prompt template and model; RUN_DIR/samples.jsonl gets one line per (question, arm) as soon as it is answered; RUN_DIR/results.json holds accuracy per type and arm with video-clustered bootstrap intervals, parse-failure rates, the paired graph effect with an exact McNemar test, and the no-model baselines.
+
+    Rerunning the same command skips finished records (see docs/evaluation.md).
     """
     from karma.eval import EvalConfig, RunMismatchError, arms_from_ckg, run_evaluation, write_report
 
