@@ -41,6 +41,15 @@ def gbnf_choice_grammar(choices: list[str]) -> str:
     return f"root ::= {alternatives}\n"
 
 
+def constrained_budget(request: ChatRequest) -> int:
+    """``max_tokens`` for a constrained request: enough for the longest choice however it is split into
+    tokens (a token holds at least one byte). Decoding stops when a choice is complete, so a larger
+    budget costs nothing."""
+    if not request.choices:
+        return request.max_tokens
+    return max(request.max_tokens, max(len(choice.encode("utf-8")) for choice in request.choices) + 1)
+
+
 def error_completion(error: BaseException | str, latency_s: float = 0.0, **meta: object) -> Completion:
     """The Completion recorded for a failed request (backends never raise per request)."""
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"

@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipelines.backends._common import error_completion, gbnf_choice_grammar, text_messages
+from pipelines.backends._common import (
+    constrained_budget,
+    error_completion,
+    gbnf_choice_grammar,
+    text_messages,
+)
 from pipelines.backends.base import Backend, ChatRequest, Completion
 from pipelines.models import file_sha256, smollm2_gguf_path
 
@@ -104,10 +109,7 @@ class LlamaCppBackend(Backend):
                 kwargs.update(temperature=0.0, top_k=1)
             if request.choices:
                 kwargs["grammar"] = self._grammar(request.choices)
-                # The grammar ends the output; the budget must let the longest choice finish.
-                kwargs["max_tokens"] = max(
-                    request.max_tokens, self._longest_choice_tokens(request.choices) + 1
-                )
+                kwargs["max_tokens"] = constrained_budget(request)
             with self._lock:
                 # Evaluate every prompt from scratch: reusing the previous prompt's KV cache changes
                 # the floating-point path, and greedy answers then differ between identical requests.
@@ -134,9 +136,6 @@ class LlamaCppBackend(Backend):
         if key not in self._grammars:
             self._grammars[key] = LlamaGrammar.from_string(gbnf_choice_grammar(choices), verbose=False)
         return self._grammars[key]
-
-    def _longest_choice_tokens(self, choices: list[str]) -> int:
-        return max(len(self._llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)) for c in choices)
 
     def close(self) -> None:
         llm, self._llm = getattr(self, "_llm", None), None

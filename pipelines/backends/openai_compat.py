@@ -26,7 +26,12 @@ from typing import Any, Literal
 
 import httpx
 
-from pipelines.backends._common import error_completion, gbnf_choice_grammar, openai_message
+from pipelines.backends._common import (
+    constrained_budget,
+    error_completion,
+    gbnf_choice_grammar,
+    openai_message,
+)
 from pipelines.backends.base import Backend, ChatRequest, Completion
 
 ChoiceMode = Literal["auto", "structured_outputs", "guided_choice", "grammar", "prompt"]
@@ -173,6 +178,8 @@ class OpenAIBackend(Backend):
                 body["guided_choice"] = list(request.choices)
             elif mode == "grammar":
                 body["grammar"] = gbnf_choice_grammar(request.choices)
+            if mode not in ("prompt", "auto"):
+                body["max_tokens"] = constrained_budget(request)
         return body
 
     def _one(self, request: ChatRequest) -> Completion:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pipelines.backends._common import error_completion, openai_message
+from pipelines.backends._common import constrained_budget, error_completion, openai_message
 from pipelines.backends.base import Backend, ChatRequest, Completion
 
 
@@ -104,6 +104,7 @@ def sampling_settings(request: ChatRequest) -> dict[str, Any]:
     }
     if request.choices:
         settings["choice"] = list(request.choices)
+        settings["max_tokens"] = constrained_budget(request)
     return settings
 
 

@@ -201,10 +201,13 @@ def test_choice_modes_in_request_body():
     ]:
         backend = OpenAIBackend(model="m", choice_mode=mode)
         assert backend.request_body(request)[key] == value
+        long_choice = _ask("q", choices=["the music gets much louder"], max_tokens=1)
+        assert backend.request_body(long_choice)["max_tokens"] == 27  # one byte per token at worst
         backend.close()
     prompt_only = OpenAIBackend(model="m", choice_mode="prompt")
     body = prompt_only.request_body(request)
     assert not {"guided_choice", "structured_outputs", "grammar"} & body.keys()
+    assert body["max_tokens"] == request.max_tokens
     prompt_only.close()
     with pytest.raises(ValueError, match="choice_mode"):
         OpenAIBackend(model="m", choice_mode="regex")  # type: ignore[arg-type]

@@ -96,6 +96,11 @@ def test_a_failing_request_fails_alone():
     assert len(engine.calls) == 1 + 3  # the batch, then one call per request
 
 
+def test_choice_budget_fits_the_longest_choice():
+    request = ChatRequest(messages=[], max_tokens=2, choices=["a", "it gets much louder"])
+    assert sampling_settings(request)["max_tokens"] == len("it gets much louder") + 1
+
+
 def test_settings_exclude_memory_knobs():
     backend = _backend(VllmEngineTestDouble())
     assert backend.settings["engine"] == {"max_model_len": 8192}
