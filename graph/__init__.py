@@ -1,30 +1,39 @@
-"""The causal knowledge graph: data model, builder, stores and import/export."""
+"""The causal knowledge graph: data model, builder, stores and import/export.
 
-from graph.ckg import (
-    BuildConfig,
-    GroundTruth,
-    ScoreReport,
-    build_graph,
-    detect_events,
-    edge_id,
-    fold_exclusion,
-    load_ground_truth,
-    score_against_truth,
-    video_folds,
-)
-from graph.io import (
-    load_graph,
-    read_graphml,
-    read_graphrag,
-    read_json,
-    save_graph,
-    write_graphml,
-    write_graphrag,
-    write_json,
-)
-from graph.model import CausalGraph, CkgEdge, CkgNode, GraphStore
-from graph.store import NetworkxStore
+Public names are loaded on first use (PEP 562), so ``import graph.model`` -- which every retriever and
+backend does -- does not pay for numpy, scipy, pyarrow and networkx.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "BuildConfig": "graph.ckg",
+    "GroundTruth": "graph.ckg",
+    "ScoreReport": "graph.ckg",
+    "build_graph": "graph.ckg",
+    "detect_events": "graph.ckg",
+    "edge_id": "graph.ckg",
+    "fold_exclusion": "graph.ckg",
+    "load_ground_truth": "graph.ckg",
+    "score_against_truth": "graph.ckg",
+    "video_folds": "graph.ckg",
+    "load_graph": "graph.io",
+    "read_graphml": "graph.io",
+    "read_graphrag": "graph.io",
+    "read_json": "graph.io",
+    "save_graph": "graph.io",
+    "write_graphml": "graph.io",
+    "write_graphrag": "graph.io",
+    "write_json": "graph.io",
+    "CausalGraph": "graph.model",
+    "CkgEdge": "graph.model",
+    "CkgNode": "graph.model",
+    "GraphStore": "graph.model",
+    "NetworkxStore": "graph.store",
+}
 __all__ = [
     "BuildConfig",
     "CausalGraph",
@@ -50,3 +59,42 @@ __all__ = [
     "write_graphrag",
     "write_json",
 ]
+
+if TYPE_CHECKING:
+    from graph.ckg import (
+        BuildConfig,
+        GroundTruth,
+        ScoreReport,
+        build_graph,
+        detect_events,
+        edge_id,
+        fold_exclusion,
+        load_ground_truth,
+        score_against_truth,
+        video_folds,
+    )
+    from graph.io import (
+        load_graph,
+        read_graphml,
+        read_graphrag,
+        read_json,
+        save_graph,
+        write_graphml,
+        write_graphrag,
+        write_json,
+    )
+    from graph.model import CausalGraph, CkgEdge, CkgNode, GraphStore
+    from graph.store import NetworkxStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
