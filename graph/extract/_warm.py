@@ -7,6 +7,8 @@ per worker.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 import graph.extract.video  # noqa: F401  (imports the whole extraction stack)
@@ -27,4 +29,6 @@ def _warm() -> None:
     del librosa
 
 
-_warm()
+# Warming is an optimisation: if it fails, a worker still works cold.
+with contextlib.suppress(Exception):
+    _warm()

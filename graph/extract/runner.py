@@ -52,6 +52,8 @@ class VideoOutcome(BaseModel):
     """Video duration."""
     seconds: float = 0.0
     """Wall time spent on this video."""
+    cpu_seconds: float = 0.0
+    """CPU time of the worker process (all its threads) spent on this video."""
 
 
 def find_videos(path: str | Path) -> list[Path]:
@@ -81,7 +83,7 @@ def _extract_one(source: str, out_dir: str, options: ExtractOptions) -> VideoOut
     from graph.extract.taggers import load_tagger
     from graph.extract.video import extract_video
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     src, out = Path(source), Path(out_dir)
     video_id = src.stem
     try:
@@ -99,6 +101,7 @@ def _extract_one(source: str, out_dir: str, options: ExtractOptions) -> VideoOut
             status="error",
             error=f"{type(exc).__name__}: {exc}{where}",
             seconds=time.perf_counter() - started,
+            cpu_seconds=time.process_time() - cpu,
         )
     return VideoOutcome(
         video_id=video_id,
@@ -107,6 +110,7 @@ def _extract_one(source: str, out_dir: str, options: ExtractOptions) -> VideoOut
         n_scenes=len(extraction.scenes),
         duration_s=extraction.duration_s,
         seconds=time.perf_counter() - started,
+        cpu_seconds=time.process_time() - cpu,
     )
 
 

@@ -261,24 +261,27 @@ class _FramePainter:
 
     def __init__(self, look: _SceneLook, width: int, height: int) -> None:
         self.look = look
-        y, x = np.mgrid[0:height, 0:width].astype(np.float64)
+        y, x = np.mgrid[0:height, 0:width].astype(np.float32)
         k = 2.0 * np.pi / look.wavelength_px
         self.a0 = k * (x * math.cos(look.angle) + y * math.sin(look.angle)) + look.phase_a
-        self.b = k * (-x * math.sin(look.angle) + y * math.cos(look.angle)) + look.phase_b
+        b = k * (-x * math.sin(look.angle) + y * math.cos(look.angle)) + look.phase_b
+        # Only the a-axis moves, so the b factor of the checkerboard is computed once per scene.
+        self.b_factor = np.tanh(_CHECKER_SHARPNESS * np.sin(b))
         _, _, self.t_mean, self.t_std = _motion_curve()
-        self.full = _hue_rgb(look.hue_deg)
+        self.full = _hue_rgb(look.hue_deg).astype(np.float32)
         self.desat = _desat_weight(look.hue_deg)
 
     def frame(self, index: int) -> np.ndarray:
         look = self.look
-        texture = (_checker(self.a0 + index * look.phase_step, self.b) - self.t_mean) / self.t_std
+        a_factor = np.tanh(_CHECKER_SHARPNESS * np.sin(self.a0 + np.float32(index * look.phase_step)))
+        texture = (a_factor * self.b_factor - self.t_mean) / self.t_std
         luma = np.clip(look.brightness + look.contrast * texture, 0.0, 255.0)
-        sat = np.full_like(luma, look.saturation / 255.0)
+        sat = np.full_like(luma, np.float32(look.saturation / 255.0))
         if self.desat > 0:
             # V = luma / (1 - s * desat) must stay <= 255: lower s where needed, keeping luma exact.
             max_sat = (1.0 - luma / 255.0) / self.desat
             sat = np.minimum(sat, np.maximum(max_sat, 0.0))
-        value = luma / np.maximum(1.0 - sat * self.desat, 1e-6)
+        value = luma / np.maximum(1.0 - sat * np.float32(self.desat), np.float32(1e-6))
         rgb = value[..., None] * (1.0 - sat[..., None] * (1.0 - self.full))
         return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
 
