@@ -90,11 +90,11 @@ def build(
 ) -> None:
     """Build the causal knowledge graph from transitions and scene features.
 
-    Nodes are change events (visual:brightness:up, music:loudness:down, ...) and concepts; edges are
-    visual -> music with support, confidence, lift, temporal precedence and evidence transitions.
-    Edges whose effect follows the cause across the cut are 'causes'; the rest 'co_moves'.
-    With --folds K --fold I the videos of fold I are left out, so an evaluation on them never reads
-    statistics computed from the video it is answering.
+    Nodes are change events (visual:brightness:up, music:loudness:down, ...) and concepts; edges are visual -> music with support, confidence, lift, temporal precedence and evidence transitions.
+
+    Edges whose effect follows the cause across the cut are 'causes'; associations that fail the precedence test are 'co_moves'.
+
+    With --folds K --fold I the videos of fold I are left out, so an evaluation on them never reads statistics computed from the video it is answering. See docs/graph.md.
     """
     import time
 
@@ -105,7 +105,8 @@ def build(
     console = _console()
     started = time.perf_counter()
     try:
-        dataset = load_dataset(data, lenient=lenient)
+        with console.status(f"loading {data} ..."):
+            dataset = load_dataset(data, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -129,16 +130,23 @@ def build(
             exclude_videos=sorted(excluded),
             use_explanations=explanations,
         )
-        graph = build_graph(dataset.transitions, dataset.features, config)
+        with console.status(f"building the graph from {len(dataset.transitions)} transitions ..."):
+            graph = build_graph(dataset.transitions, dataset.features, config)
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     if folds:
         graph.build_config.update({"folds": folds, "fold": fold, "fold_seed": fold_seed})
-    save_graph(graph, out)
+    with console.status(f"writing {out} ..."):
+        save_graph(graph, out)
     relations: dict[str, int] = {}
     for edge in graph.edges.values():
         relations[edge.relation] = relations.get(edge.relation, 0) + 1
+    if not relations.get("causes"):
+        console.print(
+            "[yellow]note:[/yellow] no edge passed the exact tests (few transitions?); for exploration "
+            "lower --min-association-z / --min-precedence-z"
+        )
     console.print(
         f"built from {graph.build_config['n_transitions']} transitions of {graph.build_config['n_videos']} videos "
         f"({len(excluded)} excluded) in {time.perf_counter() - started:.1f} s: {len(graph.nodes)} nodes, "
