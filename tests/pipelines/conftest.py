@@ -95,7 +95,7 @@ class ScriptedServer:
                 if owner.models is not None:
                     self._send(200, json.dumps(owner.models).encode())
                 elif owner.upstream:
-                    upstream = httpx.get(owner.upstream + self.path.removeprefix("/v1"), timeout=30)
+                    upstream = httpx.get(owner.upstream + self.path.removeprefix("/v1"), timeout=60)
                     self._send(upstream.status_code, upstream.content)
                 else:
                     self._send(404, b"{}")
@@ -122,7 +122,7 @@ class ScriptedServer:
                             owner.upstream + self.path.removeprefix("/v1"),
                             content=raw,
                             headers={"Content-Type": "application/json"},
-                            timeout=60,
+                            timeout=300,
                         )
                         self._send(upstream.status_code, upstream.content)
                     else:

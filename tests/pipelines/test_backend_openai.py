@@ -86,10 +86,10 @@ def test_server_error_is_retried_then_succeeds(llama_server, scripted_server):
     flaky = scripted_server(upstream=llama_server.base_url, script=[("status", 500), ("status", 503)])
     backend = _backend(flaky.base_url, max_retries=3)
     try:
-        (done,) = backend.generate([_ask("Say yes.")])
+        (done,) = backend.generate([_ask("Say yes.", choices=["yes", "no"])])
     finally:
         backend.close()
-    assert done.error is None and done.text.strip()
+    assert done.error is None and done.text in {"yes", "no"}
     assert done.meta["attempts"] == 3
     assert [e[:8] for e in done.meta["errors"]] == ["HTTP 500", "HTTP 503"]
     assert len(flaky.bodies) == 3
@@ -99,14 +99,14 @@ def test_error_recorded_after_last_retry_and_batch_continues(llama_server, scrip
     failing = scripted_server(upstream=llama_server.base_url, script=[("status", 500)] * 3)
     backend = _backend(failing.base_url, max_retries=2, max_concurrency=1)
     try:
-        first, second = backend.generate([_ask("Say yes."), _ask("Say no.")])
+        first, second = backend.generate([_ask("Say yes."), _ask("Say no.", choices=["yes", "no"])])
     finally:
         backend.close()
     assert first.error is not None and first.error.startswith("HTTP 500")
     assert first.text == "" and first.finish_reason == "error"
     assert first.meta["attempts"] == 3
     # The script is used up: the next request of the same batch reaches the model.
-    assert second.error is None and second.text.strip()
+    assert second.error is None and second.text in {"yes", "no"}
     assert len(failing.bodies) == 4
 
 
@@ -121,18 +121,23 @@ def test_client_error_is_not_retried(scripted_server):
     assert len(bad.bodies) == 1
 
 
-def test_timeout_then_retry_succeeds(llama_server, scripted_server):
-    # The first attempt stalls until the test ends; the timeout must still leave the real model
-    # enough time for the second attempt on a busy 2-core machine.
-    slow = scripted_server(upstream=llama_server.base_url, script=[("stall", 120)])
-    backend = _backend(slow.base_url, model=llama_server.model, timeout_s=5, max_retries=1)
+def test_timeout_then_retry_succeeds(scripted_server):
+    # The first attempt stalls until the test ends; the second gets an answer at once. (The answer
+    # comes from our server, not the model: a model answer on a loaded 2-core machine can take longer
+    # than any timeout short enough to keep this test quick. Retries against the real model are
+    # covered by the HTTP 500 tests above.)
+    reply = {"choices": [{"message": {"role": "assistant", "content": "yes"}, "finish_reason": "stop"}]}
+    slow = scripted_server(
+        script=[("stall", 120), ("reply", reply)], models={"data": [{"id": "m", "owned_by": "x"}]}
+    )
+    backend = _backend(slow.base_url, timeout_s=0.5, max_retries=1)
     try:
-        (done,) = backend.generate([_ask("Say yes.", choices=["yes", "no"])])
+        (done,) = backend.generate([_ask("Say yes.")])
     finally:
         backend.close()
-    assert done.error is None and done.text in {"yes", "no"}
+    assert done.error is None and done.text == "yes"
     assert done.meta["attempts"] == 2
-    assert done.meta["errors"][0].startswith("timeout after 5s")
+    assert done.meta["errors"] == ["timeout after 0.5s (ReadTimeout)"]
     assert len(slow.bodies) == 2
 
 
