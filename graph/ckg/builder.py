@@ -1,5 +1,11 @@
 """Build the causal knowledge graph from transitions and scene features.
 
+Steps: detect change events per transition (``detect``), compute support / confidence / lift /
+precedence and their exact tests for every visual x music pair (``stats``), keep pairs with enough
+support, lift and association, label them ``causes`` when the music change follows the cut (precedence
+test) and ``co_moves`` otherwise or when a composite variable only moves with one of its inputs, then
+add explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
+
 Edge weight (what retrieval ranks by), for statistical edges:
 
     weight = confidence * max(ln(lift), 0) * support / (support + k)  [* co_moves_discount]
