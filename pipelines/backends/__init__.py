@@ -10,6 +10,8 @@ llama.cpp OpenAI-compatible server on 127.0.0.1.
 from __future__ import annotations
 
 import importlib
+import inspect
+import typing
 from typing import Any
 
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
@@ -37,8 +39,42 @@ def backend_class(name: str) -> type[Backend]:
 
 
 def get_backend(name: str = DEFAULT_BACKEND, **options: Any) -> Backend:
-    """Build the backend ``name`` with its keyword options (see each class's ``__init__``)."""
-    return backend_class(name)(**options)
+    """Build the backend ``name`` with its keyword options (see each class's ``__init__``).
+
+    Options are checked against the constructor: an unknown name is an error that lists the valid
+    ones, and values are coerced to the declared types (``"4"`` -> 4, ``"true"`` -> True), so options
+    read from a command line or a YAML config work unchanged.
+    """
+    cls = backend_class(name)
+    return cls(**coerce_options(cls, options))
+
+
+def coerce_options(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    """Validate and coerce keyword options for ``cls(**options)``."""
+    from pydantic import TypeAdapter, ValidationError
+
+    params = dict(inspect.signature(cls.__init__).parameters)
+    params.pop("self", None)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    hints = typing.get_type_hints(cls.__init__)
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if key not in params or params[key].kind is inspect.Parameter.VAR_KEYWORD:
+            if not takes_any:
+                valid = ", ".join(k for k, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD)
+                raise ValueError(f"unknown option {key!r} for backend {cls.__name__}; valid options: {valid}")
+            out[key] = value  # passed through (e.g. vLLM engine arguments)
+            continue
+        hint = hints.get(key)
+        if hint is None or hint is Any:
+            out[key] = value
+            continue
+        try:
+            out[key] = TypeAdapter(hint).validate_python(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]["msg"]
+            raise ValueError(f"option {key!r} of backend {cls.__name__}: {first} (got {value!r})") from None
+    return out
 
 
 __all__ = [
@@ -50,5 +86,6 @@ __all__ = [
     "Completion",
     "ContentPart",
     "backend_class",
+    "coerce_options",
     "get_backend",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from pipelines.backends import backend_class, coerce_options, get_backend
 from pipelines.backends.llamacpp_server import LlamaServer, LlamaServerError
 from pipelines.models import (
     ModelNotFoundError,
@@ -79,3 +80,25 @@ def test_llama_server_serves_on_loopback_and_stops(llama_server):
     assert not second.running
     with pytest.raises(httpx.ConnectError):
         httpx.get(url, timeout=2)
+
+
+def test_backend_options_are_checked_and_coerced():
+    openai_cls = backend_class("openai")
+    assert coerce_options(openai_cls, {"max_concurrency": "4", "timeout_s": "2.5"}) == {
+        "max_concurrency": 4,
+        "timeout_s": 2.5,
+    }
+    with pytest.raises(
+        ValueError, match="unknown option 'n_ctx' for backend OpenAIBackend; valid options: base_url"
+    ):
+        coerce_options(openai_cls, {"n_ctx": 10})
+    with pytest.raises(ValueError, match=r"option 'choice_mode'.*'regex'"):
+        get_backend("openai", choice_mode="regex")
+    assert coerce_options(backend_class("llamacpp"), {"reuse_prompt_cache": "true"}) == {
+        "reuse_prompt_cache": True
+    }
+    # vLLM engine arguments are open-ended: passed through untouched.
+    assert coerce_options(backend_class("vllm"), {"model": "m", "max_model_len": 8192}) == {
+        "model": "m",
+        "max_model_len": 8192,
+    }
