@@ -29,6 +29,7 @@ import numpy as np
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable, build_event_table, event_variable
 from graph.ckg.explanations import mentioned_variables
+from graph.ckg.inputs import feature_transitions
 from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
 from graph.ckg.stats import PairStats, pair_stats
 from graph.model import CausalGraph, CkgEdge, CkgNode
@@ -358,6 +359,9 @@ def build_graph(
     precedence and evidence, optional text relations and concept nodes. Deterministic."""
     config = config or BuildConfig()
     exclude = set(config.exclude_videos)
+    transitions = list(transitions)
+    if config.features_only_videos:
+        transitions += feature_transitions(features, {t.video_id for t in transitions})
     kept, pairs, prev = _prepare(transitions, features, exclude)
     if not kept:
         raise ValueError("no transitions left to build a graph from (all excluded, or none loaded)")

@@ -42,6 +42,9 @@ class BuildConfig(BaseModel):
     """Most transition ids kept per edge as evidence (the first ones by id; support counts all)."""
     exclude_videos: list[str] = Field(default_factory=list)
     """Videos left out of the build (the ones an evaluation will answer questions about)."""
+    features_only_videos: bool = True
+    """Videos with scene features but no transitions (no QA file) contribute one transition per pair of
+    consecutive scenes, so a graph can be built from ``karma extract`` output alone."""
     use_explanations: bool = True
     """Add ``text_relation`` edges from the questions' explanations when the data has them."""
     include_concepts: bool = True

@@ -185,3 +185,14 @@ def test_explanations_add_traceable_text_relations(world) -> None:  # type: igno
     assert not any(e.relation == "text_relation" and "tempo" in e.target for e in graph.edges.values())
     plain = build_graph(transitions, features, BuildConfig(use_explanations=False))
     assert not any(e.relation == "text_relation" for e in plain.edges.values())
+
+
+def test_videos_with_features_only_contribute_consecutive_transitions(world) -> None:  # type: ignore[no-untyped-def]
+    transitions, features = world
+    with_qa = build_graph(transitions, features, BuildConfig(use_explanations=False))
+    # The same world without any QA file: transitions come from consecutive scenes of the features.
+    features_only = build_graph([], features, BuildConfig(use_explanations=False))
+    assert features_only.content_hash() == with_qa.content_hash()
+    assert features_only.build_config["n_transitions"] == len(transitions)
+    with pytest.raises(ValueError, match="no transitions"):
+        build_graph([], features, BuildConfig(features_only_videos=False))
