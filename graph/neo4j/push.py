@@ -201,8 +201,10 @@ def push_graph(
         _delete_stale(session, report, graph, batch_size)
 
         t0 = time.perf_counter()
-        for kind in KIND_LABELS:
-            rows = [node_row(graph.nodes[k]) for k in sorted(graph.nodes) if graph.nodes[k].kind == kind]
+        node_rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KIND_LABELS}
+        for key in sorted(graph.nodes):
+            node_rows[graph.nodes[key].kind].append(node_row(graph.nodes[key]))
+        for kind, rows in node_rows.items():
             query = node_merge_query(kind)
             for batch in _batches(rows, batch_size):
                 report.add(
@@ -213,10 +215,10 @@ def push_graph(
         report.node_seconds = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        for relation in RELATION_TYPES:
-            rows = [
-                edge_row(graph.edges[k]) for k in sorted(graph.edges) if graph.edges[k].relation == relation
-            ]
+        edge_rows: dict[str, list[dict[str, Any]]] = {relation: [] for relation in RELATION_TYPES}
+        for key in sorted(graph.edges):
+            edge_rows[graph.edges[key].relation].append(edge_row(graph.edges[key]))
+        for relation, rows in edge_rows.items():
             query = edge_merge_query(relation)
             for batch in _batches(rows, batch_size):
                 report.add(
