@@ -1,18 +1,20 @@
-"""The one definition of Total_Visual_Intensity (the synthesizer imports it too)."""
+"""Total_Visual_Intensity: one formula for the synthesizer and the extractor.
+
+The formula itself lives in ``karma.synth.definitions.total_visual_intensity`` (the world generator
+writes the value from it); the extractor computes the same quantity from measured features through
+this typed wrapper, so synthetic and extracted feature files mean the same thing.
+"""
 
 from __future__ import annotations
 
-MOTION_WEIGHT = 0.5
-CONTRAST_WEIGHT = 0.3
-SATURATION_WEIGHT = 0.2
+from karma.synth.definitions import total_visual_intensity as _formula
 
 
 def total_visual_intensity(motion: float, contrast: float, saturation: float) -> float:
     """``0.5 * Motion + 0.3 * Contrast + 0.2 * Saturation / 2.55``.
 
     Motion (mean absolute luma change per frame, 0-255) and Contrast (luma standard deviation,
-    0-~128) are in luma units; Saturation (0-255) is rescaled to 0-100 so that no term dominates
-    by its units alone. Range: 0 to about 186; typical music videos score 15-60. Motion weighs
-    most because cut-free movement is what viewers perceive as visual energy.
+    0-~128) are in luma units; Saturation (0-255) is rescaled to 0-100 so that no term dominates by
+    its units alone. Range 0 to about 186; typical music videos score 15-60.
     """
-    return MOTION_WEIGHT * motion + CONTRAST_WEIGHT * contrast + SATURATION_WEIGHT * saturation / 2.55
+    return float(_formula(motion, contrast, saturation))

@@ -58,8 +58,8 @@ from karma.records import KEY_TEMPO, SceneFeatures, seconds_to_time
 LUMA_WEIGHTS = np.array([0.299, 0.587, 0.114])
 """BT.601 luma weights for R, G, B (what the extractor uses too)."""
 
-PITCH_CLASSES: tuple[str, ...] = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
-"""Canonical tonic spelling, indexed by pitch class (C = 0)."""
+PITCH_CLASSES: tuple[str, ...] = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
+"""Canonical tonic spelling (sharps, as ``karma.synth.definitions.TONICS``), indexed by pitch class."""
 
 _NATURALS: dict[str, int] = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
 _ACCIDENTALS: dict[str, int] = {"": 0, "#": 1, "♯": 1, "b": -1, "♭": -1}

@@ -123,3 +123,8 @@ def test_clips_are_frame_accurate_and_carry_audio(extraction, rendered_video):
             assert container.streams.audio, clip
             audio_s = float(container.streams.audio[0].duration * container.streams.audio[0].time_base)
         assert audio_s == pytest.approx(len(reader) / rendered_video.options.fps, abs=0.1)
+
+
+def test_total_visual_intensity_is_the_documented_formula():
+    assert total_visual_intensity(10.0, 20.0, 255.0) == pytest.approx(0.5 * 10 + 0.3 * 20 + 0.2 * 100)
+    assert total_visual_intensity(0.0, 0.0, 0.0) == 0.0
