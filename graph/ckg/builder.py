@@ -157,7 +157,11 @@ def _statistical_edges(
         & (np.maximum(stats.association_z, pooled_assoc) >= config.min_association_z)
     )
     evidence_z = np.maximum(stats.precedence_z, pooled_prec)
-    is_cause = (stats.precedence >= config.min_precedence) & (evidence_z >= config.min_precedence_z)
+    is_cause = (
+        (stats.precedence >= config.min_precedence)
+        & (evidence_z >= config.min_precedence_z)
+        & (stats.precedence >= config.min_precedence_share * (stats.confidence - stats.base_rate))
+    )
     k = config.support_shrinkage
     edges: dict[str, CkgEdge] = {}
     for i, j in zip(*np.nonzero(keep), strict=True):

@@ -34,6 +34,10 @@ class BuildConfig(BaseModel):
     Total_Visual_Intensity combines motion, contrast and saturation). A composite's edge is labelled
     ``co_moves`` when one of its inputs, moving the same way, has a ``causes`` edge to the same effect:
     the composite moves with its input, it is a proxy rather than a cause."""
+    min_precedence_share: float = 0.5
+    """A ``causes`` edge also needs precedence >= this share of its excess confidence (confidence - base
+    rate): a cause's association is new at its own cut, while a persistent common trend already shows
+    most of it one transition earlier (share near 0 even when the trend moves both at the same cut)."""
     support_shrinkage: float = Field(default=10.0, ge=0.0)
     """k in the weight's support factor support / (support + k)."""
     co_moves_discount: float = Field(default=0.25, ge=0.0, le=1.0)

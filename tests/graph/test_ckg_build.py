@@ -15,7 +15,7 @@ from karma.records import Question, SceneFeatures, SceneRef, Transition, VideoFe
 
 
 def make_world(
-    n_videos: int = 120, n_scenes: int = 12, seed: int = 0
+    n_videos: int = 120, n_scenes: int = 12, seed: int = 0, trend_lag: int = 1
 ) -> tuple[list[Transition], dict[str, VideoFeatures]]:
     """brightness -> loudness (a cause); a persistent hidden regime moves saturation (one cut late) and
     tempo together (not a cause); motion is noise. Explanations name brightness and loudness."""
@@ -36,7 +36,7 @@ def make_world(
                 step = rng.normal(0, 10)
                 bright += step
                 loud += 0.4 * step + rng.normal(0, 1.5)
-                sat += 8 * prev_regime + rng.normal(0, 3)
+                sat += 8 * (prev_regime if trend_lag else regime) + rng.normal(0, 3)
                 tempo += 6 * regime + rng.normal(0, 2)
                 motion += rng.normal(0, 2)
             scenes[f"scene_{s + 1:03d}"] = SceneFeatures.model_validate(
@@ -196,3 +196,14 @@ def test_videos_with_features_only_contribute_consecutive_transitions(world) -> 
     assert features_only.build_config["n_transitions"] == len(transitions)
     with pytest.raises(ValueError, match="no transitions"):
         build_graph([], features, BuildConfig(features_only_videos=False))
+
+
+def test_same_cut_trend_is_co_moves_by_precedence_share() -> None:
+    transitions, features = make_world(n_videos=200, trend_lag=0, seed=4)
+    graph = build_graph(transitions, features, BuildConfig(use_explanations=False))
+    for direction in ("up", "down"):
+        assert relation(graph, f"visual:saturation:{direction}", f"music:tempo:{direction}") == "co_moves"
+        assert relation(graph, f"visual:brightness:{direction}", f"music:loudness:{direction}") == "causes"
+    # The precedence alone is positive here (the regime persists); the share test is what decides.
+    naive = build_graph(transitions, features, BuildConfig(use_explanations=False, min_precedence_share=0.0))
+    assert relation(naive, "visual:saturation:up", "music:tempo:up") == "causes"
