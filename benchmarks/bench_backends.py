@@ -64,10 +64,10 @@ REPEAT = 2
 processes' load only ever adds time."""
 
 
-def timed(backend, batch: list[ChatRequest], repeat: int | None = None) -> tuple[float, list[Completion]]:
+def timed(backend, batch: list[ChatRequest], repeat: int) -> tuple[float, list[Completion]]:
     best = float("inf")
     done: list[Completion] = []
-    for _ in range(repeat or REPEAT):
+    for _ in range(repeat):
         start = time.perf_counter()
         done = backend.generate(batch)
         best = min(best, time.perf_counter() - start)
@@ -83,8 +83,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=REPEAT, help="runs per measurement (fastest kept)")
     parser.add_argument("--skip-transformers", action="store_true", help="leave out the transformers backend")
     args = parser.parse_args()
-    global REPEAT
-    REPEAT = max(1, args.repeat)
+    repeat = max(1, args.repeat)
     free, letters = requests(args.n, False), requests(args.n, True)
     rows: list[tuple[str, float, float]] = []  # name, load s, seconds per request
 
@@ -92,8 +91,8 @@ def main() -> None:
     llama = get_backend("llamacpp", n_ctx=1024)
     load = time.perf_counter() - start
     timed(llama, WARM_UP, repeat=1)
-    t_free, _ = timed(llama, free)
-    t_letters, llama_letters = timed(llama, letters)
+    t_free, _ = timed(llama, free, repeat)
+    t_letters, llama_letters = timed(llama, letters, repeat)
     rows += [("llamacpp free", load, t_free / args.n), ("llamacpp constrained", load, t_letters / args.n)]
     llama.close()
 
@@ -101,7 +100,7 @@ def main() -> None:
     # answers of identical requests may differ, so it is opt-in.
     reuse = get_backend("llamacpp", n_ctx=1024, reuse_prompt_cache=True)
     timed(reuse, WARM_UP, repeat=1)
-    t_reuse, _ = timed(reuse, free)
+    t_reuse, _ = timed(reuse, free, repeat)
     rows.append(("llamacpp free, reuse_prompt_cache", load, t_reuse / args.n))
     reuse.close()
 
@@ -111,7 +110,7 @@ def main() -> None:
         for concurrency in (1, 4):
             client = get_backend("openai", base_url=server.base_url, max_concurrency=concurrency)
             timed(client, WARM_UP, repeat=1)
-            t, _ = timed(client, free)
+            t, _ = timed(client, free, repeat)
             rows.append((f"openai->llama_cpp.server c={concurrency}", load, t / args.n))
             client.close()
 
@@ -121,8 +120,8 @@ def main() -> None:
         hf = get_backend("transformers")
         load = time.perf_counter() - start
         timed(hf, WARM_UP, repeat=1)
-        t_free, _ = timed(hf, free)
-        t_letters, hf_letters = timed(hf, letters)
+        t_free, _ = timed(hf, free, repeat)
+        t_letters, hf_letters = timed(hf, letters, repeat)
         rows += [
             ("transformers free", load, t_free / args.n),
             ("transformers constrained", load, t_letters / args.n),

@@ -153,9 +153,9 @@ class OpenAIBackend(Backend):
         except Exception as exc:  # the server is unreachable: every request fails, none raises
             return [error_completion(exc) for _ in requests]
         if len(requests) == 1 or self.max_concurrency == 1:
-            return [self._one(r) for r in requests]
+            return [self._one_safe(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
-            return list(pool.map(self._one, requests))
+            return list(pool.map(self._one_safe, requests))
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body sent for one request (public so that prompts can be logged and inspected)."""
@@ -182,8 +182,14 @@ class OpenAIBackend(Backend):
                 body["max_tokens"] = constrained_budget(request)
         return body
 
-    def _one(self, request: ChatRequest) -> Completion:
+    def _one_safe(self, request: ChatRequest) -> Completion:
         start = time.perf_counter()
+        try:
+            return self._one(request, start)
+        except Exception as exc:  # anything unforeseen fails this request only, never the batch
+            return error_completion(exc, time.perf_counter() - start)
+
+    def _one(self, request: ChatRequest, start: float) -> Completion:
         try:
             body = self.request_body(request)
         except ValueError as exc:
@@ -195,7 +201,7 @@ class OpenAIBackend(Backend):
                 response = self._client.post(f"{self.base_url}/chat/completions", json=body)
             except httpx.TimeoutException as exc:
                 errors.append(f"timeout after {self.timeout_s:g}s ({type(exc).__name__})")
-            except httpx.TransportError as exc:
+            except httpx.HTTPError as exc:  # refused, reset, protocol errors: worth another try
                 errors.append(f"connection error: {type(exc).__name__}: {exc}")
             else:
                 if response.status_code < 400:
