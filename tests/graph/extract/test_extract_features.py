@@ -128,3 +128,16 @@ def test_clips_are_frame_accurate_and_carry_audio(extraction, rendered_video):
 def test_total_visual_intensity_is_the_documented_formula():
     assert total_visual_intensity(10.0, 20.0, 255.0) == pytest.approx(0.5 * 10 + 0.3 * 20 + 0.2 * 100)
     assert total_visual_intensity(0.0, 0.0, 0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("options", "per_scene"),
+    [({"frames_per_scene": 2}, {2}), ({"sample_rate_hz": 0.1}, {0, 1})],
+)
+def test_sampling_modes_give_every_scene_its_frame_pairs(rendered_video, options, per_scene):
+    from graph.extract import ExtractOptions, scan_video
+
+    scan = scan_video(rendered_video.video_path, ExtractOptions(**options))
+    counts = [sum(first <= s.index < end for s in scan.samples) for first, end in scan.scene_frames]
+    assert len(counts) == len(rendered_video.truth)
+    assert set(counts) <= per_scene and all(c >= 1 for c in counts), counts
