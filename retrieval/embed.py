@@ -121,14 +121,26 @@ class Embedder:
         fresh: dict[str, np.ndarray] = {}
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
         if missing:
-            vectors = self._load().encode(
-                missing,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-            fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
+            model = self._load()
+            # Padding-free batches: texts are grouped by token count, so no text is ever padded and its
+            # vector is bit-identical to embedding it alone. Results then never depend on which other
+            # questions happened to share a batch (padding shifts vectors by ~1e-7, enough to flip ties).
+            limit = getattr(model, "max_seq_length", None) or 512
+            encoded = model.tokenizer(missing, truncation=True, max_length=limit, padding=False)
+            lengths = [len(ids) for ids in encoded["input_ids"]]
+            groups: dict[int, list[str]] = {}
+            for text, length in zip(missing, lengths, strict=True):
+                groups.setdefault(length, []).append(text)
+            for length in sorted(groups):
+                group = groups[length]
+                vectors = model.encode(
+                    group,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                fresh.update(zip(group, np.asarray(vectors, dtype=np.float32), strict=True))
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([fresh[text] if text in fresh else self._cache[text] for text in texts])

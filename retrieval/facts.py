@@ -43,7 +43,8 @@ def fact_line(view: GraphView, edge: CkgEdge) -> str:
 
 
 def make_fact(view: GraphView, edge: CkgEdge, score: float) -> Fact:
-    return Fact(
+    # model_construct: every field is built here from a validated edge, so validation would only cost.
+    return Fact.model_construct(
         id=edge.id,
         text=fact_line(view, edge),
         score=round(float(score), SCORE_DECIMALS),

@@ -38,6 +38,8 @@ SIM_DECIMALS = 4
 """Cosine similarities are rounded to this many decimals (batch-independent results)."""
 BATCH = 256
 """Queries scored together (the score matrix is batch x edges)."""
+OMP_MIN_WORK = 50_000_000
+"""FAISS searches smaller than this (index rows x queries) run on one thread."""
 
 
 class HybridConfig(BaseModel):
@@ -143,7 +145,16 @@ class HybridRetriever(Retriever):
         total = index.ntotal
         if n <= 0 or total == 0 or len(vectors) == 0:
             return np.zeros((len(vectors), 0), np.float32), np.zeros((len(vectors), 0), np.int64)
-        sims, rows = index.search(np.ascontiguousarray(vectors, dtype=np.float32), min(n, total))
+        import faiss
+
+        # OpenMP threads cost more than they save on a CKG-sized index (and spin on a busy machine).
+        threads = faiss.omp_get_max_threads()
+        if total * len(vectors) < OMP_MIN_WORK:
+            faiss.omp_set_num_threads(1)
+        try:
+            sims, rows = index.search(np.ascontiguousarray(vectors, dtype=np.float32), min(n, total))
+        finally:
+            faiss.omp_set_num_threads(threads)
         return np.round(sims, SIM_DECIMALS), rows
 
     def _fact(self, column: int, score: float) -> Fact:
@@ -151,7 +162,15 @@ class HybridRetriever(Retriever):
         if cached is None:
             edge = self.view.graph.edges[self.view.edge_ids[column]]
             cached = self._facts[column] = make_fact(self.view, edge, 0.0)
-        return cached.model_copy(update={"score": score})
+        # text and statistics are per edge; only the score is per question (stats dict is shared, read-only)
+        return Fact.model_construct(
+            id=cached.id,
+            text=cached.text,
+            score=score,
+            source=cached.source,
+            target=cached.target,
+            stats=cached.stats,
+        )
 
     # -- the batch path ----------------------------------------------------------------------------
     def retrieve_many(self, queries: Sequence[RetrievalQuery], k: int = 10) -> list[RetrievalResult]:

@@ -9,6 +9,7 @@ whose current audio is hidden from the model, are safe by construction.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -125,6 +126,7 @@ def _direction(before: str, after: str) -> str:
     return "up" if b > a else "down" if b < a else "unchanged"
 
 
+@functools.lru_cache(maxsize=65_536)
 def retrieval_text(question: str) -> str:
     """The question as the embedder sees it: numeric changes become directions, other numbers go.
 
@@ -140,6 +142,7 @@ def retrieval_text(question: str) -> str:
     return re.sub(r"\s+([.,;:?!])", r"\1", " ".join(text.split()))
 
 
+@functools.lru_cache(maxsize=65_536)
 def hypothetical_clause(question: str) -> str | None:
     """The sentence of a counterfactual question that states the alternative (``Suppose ...``), or None."""
     sentences = [s for s in _SENTENCE_END.split(retrieval_text(question)) if s]

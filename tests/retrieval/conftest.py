@@ -123,7 +123,7 @@ def synth_world(tmp_path_factory: pytest.TempPathFactory) -> SynthWorld:
 
     root = tmp_path_factory.mktemp("retrieval_world")
     world_dir = root / "world"
-    generate(load_world(REPO / "data" / "worlds" / "default.yaml"), world_dir, videos=48, seed=11)
+    generate(load_world(REPO / "data" / "worlds" / "default.yaml"), world_dir, videos=100, seed=11)
     dataset = load_dataset(world_dir)
     videos = sorted({t.video_id for t in dataset.transitions})
     held_out = videos[:8]
