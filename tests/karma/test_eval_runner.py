@@ -135,6 +135,22 @@ def test_config_records_hashes_and_the_fold_setting(killed_and_resumed: dict) ->
     for info in config["graphs"].values():
         # Each graph used was built without the videos of its fold.
         assert info["excluded_videos"] and len(info["hash"]) == 16
+    # Leakage guard: every answered video was left out of the graph its questions retrieved from,
+    # and no edge statistic of that graph was computed from one of its transitions.
+    from graph.model import CausalGraph
+
+    for record in RunDir(killed_and_resumed["run"]).samples():
+        key = f"fold{record.fold}"
+        assert record.video_id in config["graphs"][key]["excluded_videos"]
+        graph = CausalGraph.model_validate_json(
+            (killed_and_resumed["run"] / "graphs" / f"{key}.json").read_text()
+        )
+        if record.arm == "on":
+            assert record.graph_hash == graph.content_hash()
+            assert set(record.fact_ids) <= set(graph.edges)
+        assert not any(
+            e.startswith(record.video_id + "/") for edge in graph.edges.values() for e in edge.evidence
+        )
     results = RunDir(killed_and_resumed["run"]).results()
     assert results["n_questions"] == LIMIT
     assert set(results["arms"]) == {"on", "off"}
