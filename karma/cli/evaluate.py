@@ -154,6 +154,8 @@ def eval_command(
         f"{summary.run_dir}: {summary.answered} answered ({summary.cache_hits} from cache), "
         f"{summary.already_done} already done, {summary.questions_per_s:.2f} q/s"
     )
+    if summary.data_problems:
+        typer.echo(f"  data: {summary.data_problems} problems skipped (see `karma data validate`)", err=True)
     _print_summary(Path(summary.run_dir))
     if report_too:
         typer.echo(f"report: {write_report([summary.run_dir])}")

@@ -58,6 +58,8 @@ class RunSummary(BaseModel):
     """Of those, answered from the response cache."""
     elapsed_s: float
     """Wall time of the answering loop."""
+    data_problems: int = 0
+    """Problems the (lenient) loader reported and skipped."""
 
     @property
     def questions_per_s(self) -> float:
@@ -464,6 +466,7 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
             answered=counts["answered"],
             cache_hits=counts["cached"],
             elapsed_s=elapsed,
+            data_problems=len(ev.dataset.problems),
         )
     finally:
         if cache is not None:
