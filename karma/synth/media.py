@@ -73,10 +73,10 @@ _CHECKER_SHARPNESS = 3.0  # tanh slope: soft edges survive 4:2:0 chroma and H.26
 class MediaOptions(BaseModel):
     """How media are rendered."""
 
-    width: int = Field(default=320, ge=32)
-    """Frame width in pixels (even)."""
-    height: int = Field(default=180, ge=32)
-    """Frame height in pixels (even)."""
+    width: int = Field(default=320, ge=32, multiple_of=2)
+    """Frame width in pixels (even: 4:2:0 chroma)."""
+    height: int = Field(default=180, ge=32, multiple_of=4)
+    """Frame height in pixels (a multiple of 4: 4:2:0 chroma planes are packed two rows per row)."""
     fps: int = Field(default=24, ge=1, le=120)
     """Frames per second."""
     sample_rate: int = Field(default=22050, ge=8000)
@@ -366,6 +366,22 @@ def scale_to_loudness(stereo: np.ndarray, sample_rate: int, target_lufs: float) 
 # Writing
 
 
+def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 limited-range planar 4:2:0 (``(H * 3 / 2, W)`` uint8) from even-sized 8-bit RGB."""
+    f = rgb.astype(np.float32)
+    r, g, b = f[..., 0], f[..., 1], f[..., 2]
+    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
+    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
+    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
+    height, width = y.shape
+
+    def sub(plane: np.ndarray) -> np.ndarray:  # 2x2 box average (MPEG-1 style chroma siting)
+        return plane.reshape(height // 2, 2, width // 2, 2).mean(axis=(1, 3))
+
+    planes = [y, sub(cb).reshape(height // 4, width), sub(cr).reshape(height // 4, width)]
+    return np.clip(np.rint(np.concatenate(planes, axis=0)), 0, 255).astype(np.uint8)
+
+
 class _Writer:
     """An mp4 being written: H.264 video + stereo AAC."""
 
@@ -380,6 +396,9 @@ class _Writer:
         self.video.width = options.width
         self.video.height = options.height
         self.video.pix_fmt = "yuv420p"
+        # One encoder thread: x264's frame threads make the bitstream depend on timing, and
+        # same seed -> same bytes is part of the contract (parallelism comes from processes).
+        self.video.codec_context.thread_count = 1
         self.audio = self.container.add_stream("aac", rate=options.sample_rate, layout="stereo")
         self.sample_rate = options.sample_rate
         self.audio_pts = 0
@@ -387,7 +406,10 @@ class _Writer:
     def add_frame(self, rgb: np.ndarray) -> None:
         import av
 
-        for packet in self.video.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+        # Convert here rather than in swscale: the first swscale conversion of a process was seen
+        # to differ run to run, which broke byte-identical output for a fixed seed.
+        frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
+        for packet in self.video.encode(frame):
             self.container.mux(packet)
 
     def add_audio(self, stereo: np.ndarray) -> None:
