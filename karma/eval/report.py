@@ -83,7 +83,13 @@ def accuracy_table(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {ARM_LABEL.get(arm, arm)} | "
             + " | ".join(cells)
-            + f" | {_pct(overall['parse_failure_rate'])}% ({overall['parse_failures']}) |"
+            + f" | {_pct(overall['parse_failure_rate'])}% ({overall['parse_failures']}"
+            + (
+                f", of which {overall['backend_errors']} backend errors"
+                if overall.get("backend_errors")
+                else ""
+            )
+            + ") |"
         )
     return lines
 
