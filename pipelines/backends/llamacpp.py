@@ -34,6 +34,7 @@ class LlamaCppBackend(Backend):
         model_path: str | Path | None = None,
         n_ctx: int = 4096,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         seed: int = 0,
         chat_format: str | None = None,
         reuse_prompt_cache: bool = False,
@@ -43,7 +44,10 @@ class LlamaCppBackend(Backend):
 
         model_path: a .gguf file; default: the packaged SmolLM2-135M-Instruct.
         n_ctx: context window in tokens (prompt + answer).
-        n_threads: CPU threads; default: all cores this process may use.
+        n_threads: CPU threads for generating tokens; default: half the usable cores (at least 1).
+            Token-by-token decoding of a small model gains little from more threads, and on a shared
+            machine threads that wait for each other at every step cost more than they bring.
+        n_threads_batch: CPU threads for reading the prompt; default: all usable cores.
         seed: default seed (a request's own seed wins).
         chat_format: a llama-cpp-python chat format name; default: the template inside the GGUF.
         reuse_prompt_cache: keep the KV cache of the previous prompt's common prefix. Faster for
@@ -61,7 +65,9 @@ class LlamaCppBackend(Backend):
         if not self.model_path.is_file():
             raise FileNotFoundError(f"GGUF model not found: {self.model_path}")
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
+        self.n_threads = n_threads or max(cores // 2, 1)
+        self.n_threads_batch = n_threads_batch or cores
         self.seed = seed
         self.chat_format = chat_format
         self.reuse_prompt_cache = reuse_prompt_cache
@@ -69,6 +75,7 @@ class LlamaCppBackend(Backend):
             model_path=str(self.model_path),
             n_ctx=n_ctx,
             n_threads=self.n_threads,
+            n_threads_batch=self.n_threads_batch,
             seed=seed,
             chat_format=chat_format,
             verbose=verbose,

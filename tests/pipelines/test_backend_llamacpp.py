@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def llama() -> LlamaCppBackend:
-    backend = get_backend("llamacpp", n_ctx=1024, n_threads=2)
+    backend = get_backend("llamacpp", n_ctx=1024)
     assert isinstance(backend, LlamaCppBackend)
     yield backend
     backend.close()
