@@ -12,6 +12,8 @@ Measured:
 * streaming latency per question, one ``retrieve`` call at a time, p50 / p95 / mean, for hybrid,
   keyword and paths. The hybrid's question-embedding cache starts empty, so questions whose
   normalised text was not seen before pay for the embedding inside their own latency;
+* the same streaming pass for hybrid again, its cache now warm (what a rerun or the other arm of an
+  ablation sees);
 * batched cost per question: ``retrieve_many`` over all questions (hybrid embeds each distinct
   question text once and scores the batch with matrix products; keyword and paths have no batch
   path, they scan per question by design);
@@ -130,9 +132,12 @@ def main() -> None:
         pairs = pairs[: args.questions]
     queries = [build_query(t, q, dataset.features[t.video_id], thresholds) for t, q in pairs]
     records = [truth.get((t.video_id, t.index, q.index)) for t, q in pairs]
+    from retrieval import retrieval_text
+
     print(
         f"questions: {len(queries)} from {len(held_out)} held-out videos "
-        f"({len({q.question for q in queries})} distinct texts)"
+        f"({len({q.question for q in queries})} distinct texts, "
+        f"{len({retrieval_text(q.question) for q in queries})} distinct after number normalisation)"
     )
 
     started = time.perf_counter()
@@ -150,10 +155,12 @@ def main() -> None:
         "paths": get_retriever("paths", view),
     }
 
-    # Streaming first (hybrid's question cache is cold), then the batch path on a fresh text cache.
+    # Streaming first (hybrid's question cache is cold), again with the cache warm (a second pass, as
+    # the other arm of an ablation or a rerun sees it), then the batch path on a fresh text cache.
     stream: dict[str, tuple[list[float], list]] = {}
     for name, retriever in retrievers.items():
         stream[name] = _streaming(retriever, queries, args.k)
+    warm_latencies, warm_results = _streaming(hybrid, queries, args.k)
     from retrieval import embed as embed_module
 
     embed_module._CACHES.get(embedder.model_ref, {}).clear()  # the batch pass pays its embeddings too
@@ -164,6 +171,7 @@ def main() -> None:
         batch_results[name] = retriever.retrieve_many(queries, k=args.k)
         batch_s[name] = (time.perf_counter() - started) / len(queries)
     same = all(batch_results[name] == stream[name][1] for name in retrievers)
+    same = same and warm_results == stream["hybrid"][1]
 
     print()
     print(f"{'retriever':<9} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9} {'batch ms/q':>11}")
@@ -172,15 +180,22 @@ def main() -> None:
         print(
             f"{name:<9} {p50 * 1e3:>9.3f} {p95 * 1e3:>9.3f} {mean * 1e3:>9.3f} {batch_s[name] * 1e3:>11.4f}"
         )
+    wp50, wp95, wmean = _percentiles(warm_latencies)
+    print(
+        f"{'hybrid*':<9} {wp50 * 1e3:>9.3f} {wp95 * 1e3:>9.3f} {wmean * 1e3:>9.3f}   * second pass, cache warm"
+    )
     kp50, kp95, kmean = _percentiles(stream["keyword"][0])
     hp50, hp95, hmean = _percentiles(stream["hybrid"][0])
     batch_ratio = batch_s["keyword"] / batch_s["hybrid"]
     print()
     print(
-        f"keyword / hybrid, streaming: p50 {kp50 / hp50:.1f}x, p95 {kp95 / hp95:.1f}x, mean {kmean / hmean:.1f}x"
+        f"keyword / hybrid, streaming cold: p50 {kp50 / hp50:.1f}x, p95 {kp95 / hp95:.1f}x, mean {kmean / hmean:.1f}x"
+    )
+    print(
+        f"keyword / hybrid, streaming warm: p50 {kp50 / wp50:.1f}x, p95 {kp95 / wp95:.1f}x, mean {kmean / wmean:.1f}x"
     )
     print(f"keyword / hybrid, batched (per question): {batch_ratio:.1f}x  (goal >= {GOAL_RATIO:.0f}x)")
-    print(f"batch results identical to one-at-a-time results: {same}")
+    print(f"batch, cold and warm results identical to one-at-a-time results: {same}")
 
     print()
     ks = (1, 3, 5, 10)
