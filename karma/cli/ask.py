@@ -151,8 +151,11 @@ def ask(
     )
     try:
         result = run_ask(config)
-    except (AskError, FileNotFoundError) as exc:
+    except (AskError, FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except ImportError as exc:  # an optional extra (vllm) that is not installed
+        typer.echo(f"error: {exc} (is the optional extra for this backend installed?)", err=True)
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(result_json(result))

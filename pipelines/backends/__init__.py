@@ -22,6 +22,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "openai": ("pipelines.backends.openai_compat", "OpenAIBackend"),
     "transformers": ("pipelines.backends.hf_transformers", "TransformersBackend"),
     "vllm": ("pipelines.backends.vllm_engine", "VllmBackend"),
+    # Qwen2.5-Omni thinker in transformers (video + audio in, text out); needs a checkpoint folder.
+    "qwen-omni": ("pipelines.omni", "QwenOmniBackend"),
 }
 """Backend names and where their classes live."""
 
