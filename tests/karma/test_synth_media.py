@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,14 +136,20 @@ def test_rendered_clip_measures_like_its_features(tmp_path, values, seconds):
 
 
 def test_rendering_is_deterministic_per_seed(tmp_path):
+    """Same seed -> same pictures and sound; another seed -> other pictures (hue, texture).
+
+    Decoded content is compared, not bytes: x264 was seen to emit slightly different (equally
+    valid) bitstreams for identical input frames when the test shares a process with others.
+    """
     features = SceneFeatures.model_validate(_scene(100, 30, 100, 5, -20, "C major", 120))
-    paths = []
+    decoded = []
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         clip = render_scene_clip(tmp_path / f"{name}.mp4", features, 0.5, MediaOptions(seed=seed))
-        paths.append(clip.path)
-    data = [Path(p).read_bytes() for p in paths]
-    assert data[0] == data[1]
-    assert data[0] != data[2]
+        decoded.append(_decode(clip.path))
+    (frames_a, audio_a, _), (frames_b, audio_b, _), (frames_c, _, _) = decoded
+    assert np.abs(frames_a.astype(np.int16) - frames_b).mean() < 0.5
+    assert np.array_equal(audio_a, audio_b)
+    assert np.abs(frames_a.astype(np.int16) - frames_c).mean() > 10
 
 
 def test_parse_key_accepts_sharps_flats_and_rejects_garbage():
