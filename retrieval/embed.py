@@ -29,6 +29,16 @@ _CACHES: dict[str, OrderedDict[str, np.ndarray]] = {}
 Embedder of one model in the process shares them."""
 
 
+CHUNK = 4
+"""Texts are encoded in forward passes of exactly this many equal-length rows (see ``encode``)."""
+
+
+def default_threads() -> int:
+    """Torch threads for embedding: half the cores, at most 4. Small forward passes gain little from
+    more, and on a busy 2-core machine two spinning threads made each layer ~30x slower than one."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
 class EmbedderUnavailable(RuntimeError):
     """The configured embedding model cannot be found or loaded."""
 
@@ -75,12 +85,12 @@ class Embedder:
         self,
         model: str | Path | None = None,
         device: str = "cpu",
-        batch_size: int = 64,
         cache_size: int = 200_000,
+        threads: int | None = None,
     ) -> None:
         self.model_ref = resolve_model(model)
         self.device = device
-        self.batch_size = batch_size
+        self.threads = threads if threads is not None else default_threads()
         self.cache_size = cache_size
         self._model = None
         self._cache: OrderedDict[str, np.ndarray] = _CACHES.setdefault(self.model_ref, OrderedDict())
@@ -122,25 +132,36 @@ class Embedder:
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
         if missing:
             model = self._load()
-            # Padding-free batches: texts are grouped by token count, so no text is ever padded and its
-            # vector is bit-identical to embedding it alone. Results then never depend on which other
-            # questions happened to share a batch (padding shifts vectors by ~1e-7, enough to flip ties).
+            # Canonical forward passes: texts are grouped by token count (no text is ever padded) and every
+            # pass holds exactly CHUNK rows, so a text's vector never depends on which other texts were
+            # embedded with it. Padding or another pass shape shifts vectors by ~1e-7, enough to flip a
+            # rounded similarity and so the order of two facts between a batch run and a single query.
             limit = getattr(model, "max_seq_length", None) or 512
             encoded = model.tokenizer(missing, truncation=True, max_length=limit, padding=False)
             lengths = [len(ids) for ids in encoded["input_ids"]]
             groups: dict[int, list[str]] = {}
             for text, length in zip(missing, lengths, strict=True):
                 groups.setdefault(length, []).append(text)
-            for length in sorted(groups):
-                group = groups[length]
-                vectors = model.encode(
-                    group,
-                    batch_size=self.batch_size,
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
-                fresh.update(zip(group, np.asarray(vectors, dtype=np.float32), strict=True))
+            import torch
+
+            previous = torch.get_num_threads()
+            torch.set_num_threads(self.threads)
+            try:
+                for length in sorted(groups):
+                    group = groups[length]
+                    # Pad the group to a multiple of CHUNK with copies of its first text, so a text is
+                    # always computed in a pass of the same shape whatever else is being embedded.
+                    padded = group + [group[0]] * (-len(group) % CHUNK)
+                    vectors = model.encode(
+                        padded,
+                        batch_size=CHUNK,
+                        convert_to_numpy=True,
+                        normalize_embeddings=True,
+                        show_progress_bar=False,
+                    )
+                    fresh.update(zip(group, np.asarray(vectors[: len(group)], dtype=np.float32), strict=True))
+            finally:
+                torch.set_num_threads(previous)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([fresh[text] if text in fresh else self._cache[text] for text in texts])

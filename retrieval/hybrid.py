@@ -38,6 +38,8 @@ SIM_DECIMALS = 4
 """Cosine similarities are rounded to this many decimals (batch-independent results)."""
 BATCH = 256
 """Queries scored together (the score matrix is batch x edges)."""
+SEARCH_MARGIN = 4
+"""Extra FAISS candidates rescored exactly, so ties at the cut-off resolve the same way every time."""
 OMP_MIN_WORK = 50_000_000
 """FAISS searches smaller than this (index rows x queries) run on one thread."""
 
@@ -139,12 +141,18 @@ class HybridRetriever(Retriever):
         edge_cols = np.concatenate([np.arange(e), np.arange(e)])
         self._incidence_t = sparse.csr_matrix((ones, (edge_cols, rows)), shape=(e, n))
         self._facts: dict[int, Fact] = {}
+        self._edge_vectors64 = self.index.edge_vectors.astype(np.float64)
 
     # -- embedding and search ----------------------------------------------------------------------
-    def _search(self, index, vectors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _search(
+        self, index, stored: np.ndarray, vectors: np.ndarray, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``n`` rows per query: FAISS proposes ``n + SEARCH_MARGIN`` candidates, which are rescored
+        in float64 and ranked by (rounded similarity, row). FAISS's float32 kernels differ between one
+        query and a batch by ~1e-7; rescoring keeps seeds identical however queries are grouped."""
         total = index.ntotal
         if n <= 0 or total == 0 or len(vectors) == 0:
-            return np.zeros((len(vectors), 0), np.float32), np.zeros((len(vectors), 0), np.int64)
+            return np.zeros((len(vectors), 0), np.float64), np.zeros((len(vectors), 0), np.int64)
         import faiss
 
         # OpenMP threads cost more than they save on a CKG-sized index (and spin on a busy machine).
@@ -152,10 +160,23 @@ class HybridRetriever(Retriever):
         if total * len(vectors) < OMP_MIN_WORK:
             faiss.omp_set_num_threads(1)
         try:
-            sims, rows = index.search(np.ascontiguousarray(vectors, dtype=np.float32), min(n, total))
+            _, proposed = index.search(
+                np.ascontiguousarray(vectors, dtype=np.float32), min(n + SEARCH_MARGIN, total)
+            )
         finally:
             faiss.omp_set_num_threads(threads)
-        return np.round(sims, SIM_DECIMALS), rows
+        width = min(n, total)
+        out_sims = np.full((len(vectors), width), -np.inf)
+        out_rows = np.full((len(vectors), width), -1, dtype=np.int64)
+        for i, candidates in enumerate(proposed):
+            candidates = candidates[candidates >= 0]
+            exact = np.round(
+                stored[candidates].astype(np.float64) @ vectors[i].astype(np.float64), SIM_DECIMALS
+            )
+            order = np.lexsort((candidates, -exact))[:width]
+            out_sims[i, : len(order)] = exact[order]
+            out_rows[i, : len(order)] = candidates[order]
+        return out_sims, out_rows
 
     def _fact(self, column: int, score: float) -> Fact:
         cached = self._facts.get(column)
@@ -211,7 +232,7 @@ class HybridRetriever(Retriever):
             (list(range(b)), main_vecs, 1.0),
             (hypo_rows, hypo_vecs, config.hypothetical_weight),
         ):
-            sims, rows = self._search(self.index.node_index, vecs, config.node_seeds)
+            sims, rows = self._search(self.index.node_index, self.index.node_vectors, vecs, config.node_seeds)
             for j, i in enumerate(rows_of):
                 keep = (rows[j] >= 0) & (sims[j] >= config.min_similarity)
                 np.add.at(act[i], rows[j][keep], weight * sims[j][keep].astype(np.float64))
@@ -230,11 +251,15 @@ class HybridRetriever(Retriever):
         )
 
         # 3. rerank: statistics x activation of both ends + similarity to the question.
-        edge_sims = np.round(main_vecs @ self.index.edge_vectors.T, SIM_DECIMALS).astype(np.float64)
+        # float64: float32 matrix products round differently for one query and for a batch
+        edge_vectors = self._edge_vectors64
+        edge_sims = np.round(main_vecs.astype(np.float64) @ edge_vectors.T, SIM_DECIMALS)
         if hypo_rows:
-            hypo_sims = np.round(hypo_vecs @ self.index.edge_vectors.T, SIM_DECIMALS).astype(np.float64)
+            hypo_sims = np.round(hypo_vecs.astype(np.float64) @ edge_vectors.T, SIM_DECIMALS)
             edge_sims[hypo_rows] = np.maximum(edge_sims[hypo_rows], hypo_sims)
-        sims, rows = self._search(self.index.edge_index, main_vecs, config.edge_seeds)
+        sims, rows = self._search(
+            self.index.edge_index, self.index.edge_vectors, main_vecs, config.edge_seeds
+        )
         for i in range(b):
             hit = rows[i][(rows[i] >= 0) & (sims[i] >= config.min_similarity)]
             touched[i, hit] = True

@@ -18,7 +18,7 @@ import numpy as np
 from retrieval.embed import Embedder
 from retrieval.graph_view import GraphView
 
-TEXT_VERSION = "2"
+TEXT_VERSION = "3"
 """Bump when node_text / edge_text change: stored vectors then no longer match the texts."""
 INDEX_DIRNAME = "retrieval_index"
 """Folder name of the persisted index inside a graph folder."""
