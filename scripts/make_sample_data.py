@@ -154,18 +154,18 @@ def write_features(video_id: str, scenes: list[dict]) -> None:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
-    answers = [LETTERS[i % 4] for i in range(200)]
+    answers = [LETTERS[i % 4] for i in range(400)]
     rng.shuffle(answers)
 
     # 1. Standard layout.
-    scenes = make_scenes(rng, 5)
+    scenes = make_scenes(rng, 24)
     write_features("synthVid001", scenes)
     (OUT / "synthVid001_qa.json").write_text(
         json.dumps(transitions(rng, scenes, answers, False), indent=2) + "\n"
     )
 
     # 2. Scenes as plain strings, lower-case / variant type spellings.
-    scenes = make_scenes(rng, 4)
+    scenes = make_scenes(rng, 20)
     write_features("synthVid002", scenes)
     data = transitions(rng, scenes, answers, True)
     for tr in data:
@@ -174,7 +174,7 @@ def main() -> None:
     (OUT / "synthVid002_qa.json").write_text(json.dumps(data, indent=2) + "\n")
 
     # 3. Several JSON values in one file: a Video_id header, then the list of transitions.
-    scenes = make_scenes(rng, 4)
+    scenes = make_scenes(rng, 20)
     write_features("synthVid003", scenes)
     body = (
         json.dumps({"Video_id": "synthVid003"})
@@ -184,22 +184,25 @@ def main() -> None:
     (OUT / "synthVid003_qa.json").write_text(body + "\n")
 
     # 4. Older 4-question layout: no "type"; position tells the kind (description first).
-    scenes = make_scenes(rng, 4)
+    scenes = make_scenes(rng, 16)
     write_features("synthVid004", scenes)
     data = transitions(rng, scenes, answers, False)
+    by_name = {s["name"]: s["features"] for s in scenes}
     for tr in data:
         cur = tr["current_scene"]["name"]
         letter = answers.pop(0)
-        desc = ["a bright, fast-moving scene", "a dark, still scene", "a scene with a car", "a black screen"]
-        options = dict(zip(LETTERS, desc, strict=True))
-        options[letter], options["a"] = options["a"], options[letter]
+        bright = by_name[cur]["Brightness"] >= 110
+        correct = "a brightly lit scene" if bright else "a dimly lit scene"
+        wrong = ["a dimly lit scene" if bright else "a brightly lit scene", "a plain black frame", "a plain white frame"]
+        wrong.insert(LETTERS.index(letter), correct)
+        options = dict(zip(LETTERS, wrong, strict=True))
         tr["questions"].insert(
             0,
             {
                 "question": f"What is shown in {cur}?",
                 "options": options,
                 "answer": letter,
-                "explanation": "Synthetic description question.",
+                "explanation": f"The scene's brightness is {by_name[cur]['Brightness']}.",
             },
         )
         for q in tr["questions"]:
@@ -207,7 +210,7 @@ def main() -> None:
     (OUT / "synthVid004_qa.json").write_text(json.dumps(data, indent=2) + "\n")
 
     # 5. An object whose values are lists of transitions (one list per video key).
-    scenes = make_scenes(rng, 3)
+    scenes = make_scenes(rng, 16)
     write_features("synthVid005", scenes)
     (OUT / "synthVid005_qa.json").write_text(
         json.dumps({"synthVid005": transitions(rng, scenes, answers, False)}, indent=2) + "\n"

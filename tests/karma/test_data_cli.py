@@ -66,13 +66,14 @@ def test_lenient_keeps_every_valid_question(tmp_path: Path) -> None:
     folder = make_broken_folder(tmp_path)
     result = runner.invoke(app, ["data", "validate", str(folder), "--lenient"])
     assert result.exit_code == 0
-    # synthVid001 has 4 transitions x 3 questions = 12; rejected: 4 bad questions + 3 of transition 3.
-    assert "questions kept: 5, rejected: 7" in result.output
+    # synthVid001 has 23 transitions x 3 questions = 69; rejected: 4 bad questions + 3 of transition 3.
+    assert "questions kept: 62, rejected: 7" in result.output
     from karma.data import load_dataset
 
     dataset = load_dataset(folder, lenient=True)
     kept = {(t.index, q.index) for t, q in dataset.iter_questions()}
-    assert kept == {(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)}
+    rejected = {(0, 1), (1, 0), (1, 2), (2, 1), (3, 0), (3, 1), (3, 2)}
+    assert kept == {(t, q) for t in range(23) for q in range(3)} - rejected
 
 
 def test_validate_sample_is_clean_and_lists_inferences_on_request() -> None:
@@ -91,14 +92,14 @@ def test_validate_missing_path() -> None:
 def test_stats_prints_tables_and_baselines() -> None:
     result = runner.invoke(app, ["data", "stats", str(SAMPLE)])
     assert result.exit_code == 0, result.output
-    assert "5 videos, 15 transitions, 48 questions" in result.output
+    assert "5 videos, 91 transitions, 288 questions" in result.output
     for heading in ("Questions per type", "Answer letters", "Answer-bias baselines", "longest", "overlap"):
         assert heading in result.output
     as_json = json.loads(runner.invoke(app, ["data", "stats", str(SAMPLE), "--json"]).output)
     assert as_json["questions_per_type"] == {
-        "evidential": 15,
-        "predictive": 15,
-        "counterfactual": 15,
-        "descriptive": 3,
+        "evidential": 91,
+        "predictive": 91,
+        "counterfactual": 91,
+        "descriptive": 15,
     }
-    assert sum(as_json["answer_letters"].values()) == 48
+    assert sum(as_json["answer_letters"].values()) == 288
