@@ -193,7 +193,11 @@ def main() -> None:
         letter = answers.pop(0)
         bright = by_name[cur]["Brightness"] >= 110
         correct = "a brightly lit scene" if bright else "a dimly lit scene"
-        wrong = ["a dimly lit scene" if bright else "a brightly lit scene", "a plain black frame", "a plain white frame"]
+        wrong = [
+            "a dimly lit scene" if bright else "a brightly lit scene",
+            "a plain black frame",
+            "a plain white frame",
+        ]
         wrong.insert(LETTERS.index(letter), correct)
         options = dict(zip(LETTERS, wrong, strict=True))
         tr["questions"].insert(
