@@ -170,7 +170,13 @@ def main() -> None:
         started = time.perf_counter()
         batch_results[name] = retriever.retrieve_many(queries, k=args.k)
         batch_s[name] = (time.perf_counter() - started) / len(queries)
-    same = all(batch_results[name] == stream[name][1] for name in retrievers)
+    started = time.perf_counter()
+    warm_batch = hybrid.retrieve_many(queries, k=args.k)
+    warm_batch_s = (time.perf_counter() - started) / len(queries)
+    same = (
+        all(batch_results[name] == stream[name][1] for name in retrievers)
+        and warm_batch == stream["hybrid"][1]
+    )
     same = same and warm_results == stream["hybrid"][1]
 
     print()
@@ -182,7 +188,8 @@ def main() -> None:
         )
     wp50, wp95, wmean = _percentiles(warm_latencies)
     print(
-        f"{'hybrid*':<9} {wp50 * 1e3:>9.3f} {wp95 * 1e3:>9.3f} {wmean * 1e3:>9.3f}   * second pass, cache warm"
+        f"{'hybrid*':<9} {wp50 * 1e3:>9.3f} {wp95 * 1e3:>9.3f} {wmean * 1e3:>9.3f} {warm_batch_s * 1e3:>11.4f}"
+        "   * question-embedding cache warm"
     )
     kp50, kp95, kmean = _percentiles(stream["keyword"][0])
     hp50, hp95, hmean = _percentiles(stream["hybrid"][0])
@@ -194,7 +201,10 @@ def main() -> None:
     print(
         f"keyword / hybrid, streaming warm: p50 {kp50 / wp50:.1f}x, p95 {kp95 / wp95:.1f}x, mean {kmean / wmean:.1f}x"
     )
-    print(f"keyword / hybrid, batched (per question): {batch_ratio:.1f}x  (goal >= {GOAL_RATIO:.0f}x)")
+    print(
+        f"keyword / hybrid, batched (per question): cold {batch_ratio:.1f}x, "
+        f"warm {batch_s['keyword'] / warm_batch_s:.1f}x  (goal >= {GOAL_RATIO:.0f}x)"
+    )
     print(f"batch, cold and warm results identical to one-at-a-time results: {same}")
 
     print()
