@@ -141,7 +141,8 @@ class HybridRetriever(Retriever):
         edge_cols = np.concatenate([np.arange(e), np.arange(e)])
         self._incidence_t = sparse.csr_matrix((ones, (edge_cols, rows)), shape=(e, n))
         self._facts: dict[int, Fact] = {}
-        self._edge_vectors64 = self.index.edge_vectors.astype(np.float64)
+        self._float64: dict[int, np.ndarray] = {}
+        self._edge_vectors64 = self._stored64(self.index.edge_vectors)
 
     # -- embedding and search ----------------------------------------------------------------------
     def _search(
@@ -166,17 +167,25 @@ class HybridRetriever(Retriever):
         finally:
             faiss.omp_set_num_threads(threads)
         width = min(n, total)
-        out_sims = np.full((len(vectors), width), -np.inf)
-        out_rows = np.full((len(vectors), width), -1, dtype=np.int64)
-        for i, candidates in enumerate(proposed):
-            candidates = candidates[candidates >= 0]
-            exact = np.round(
-                stored[candidates].astype(np.float64) @ vectors[i].astype(np.float64), SIM_DECIMALS
-            )
-            order = np.lexsort((candidates, -exact))[:width]
-            out_sims[i, : len(order)] = exact[order]
-            out_rows[i, : len(order)] = candidates[order]
+        # Vectorised exact rescoring; FAISS fills missing slots with -1 (only when total < n + margin).
+        valid = proposed >= 0
+        safe = np.where(valid, proposed, 0)
+        exact = np.einsum("qmd,qd->qm", self._stored64(stored)[safe], vectors.astype(np.float64))
+        exact = np.where(valid, np.round(exact, SIM_DECIMALS), -np.inf)
+        # rank by (similarity desc, row asc): sims are multiples of 1e-4, so one integer key orders both
+        ticks = np.where(valid, np.round(exact * 10**SIM_DECIMALS), -(10**SIM_DECIMALS) - 1).astype(np.int64)
+        key = -ticks * (total + 1) + safe
+        order = np.argsort(key, axis=1, kind="stable")[:, :width]
+        out_sims = np.take_along_axis(exact, order, axis=1)
+        out_rows = np.where(np.isfinite(out_sims), np.take_along_axis(safe, order, axis=1), -1)
         return out_sims, out_rows
+
+    def _stored64(self, stored: np.ndarray) -> np.ndarray:
+        """float64 copies of the index vectors, made once."""
+        key = id(stored)
+        if key not in self._float64:
+            self._float64[key] = stored.astype(np.float64)
+        return self._float64[key]
 
     def _fact(self, column: int, score: float) -> Fact:
         cached = self._facts.get(column)
