@@ -8,28 +8,20 @@ features are hidden in both arms.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-
 from karma.records import Question, QuestionType, SceneFeatures, Transition, VideoFeatures
 from pipelines.answering import (
-    ANSWER_CHOICES,
-    AnswerRecord,
     GraphContext,
     PreparedPrompt,
-    answer_prepared,
     options_text,
     question_type_text,
-    request_hash,
     resolve_question,
     span_text,
 )
-from pipelines.backends.base import Backend, ChatMessage, ChatRequest
+from pipelines.backends.base import Backend
+from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.features_text import features_text
 from pipelines.prompts.templates import DEFAULT_LLM_TEMPLATE, PromptTemplate, load_template
 from retrieval.base import Retriever
-
-ScenesFeatures = VideoFeatures | Mapping[str, SceneFeatures] | None
-"""A video's features: the loader's VideoFeatures, or a plain scene id -> SceneFeatures mapping."""
 
 
 def scene_features(features: ScenesFeatures, scene_id: str) -> SceneFeatures | None:
@@ -40,7 +32,7 @@ def scene_features(features: ScenesFeatures, scene_id: str) -> SceneFeatures | N
     return scenes.get(scene_id)
 
 
-class LlmPipeline:
+class LlmPipeline(PipelineBase):
     """Prompts an LLM with scene features (and, when on, the causal-knowledge block)."""
 
     def __init__(
@@ -70,10 +62,6 @@ class LlmPipeline:
         self.seed = seed
         self.constrain_choices = constrain_choices
 
-    @property
-    def use_graph(self) -> bool:
-        return self.graph.use_graph
-
     def prepare(
         self, transition: Transition, question: Question | int, features: ScenesFeatures
     ) -> PreparedPrompt:
@@ -98,44 +86,4 @@ class LlmPipeline:
             question=q.question,
             options=options_text(q),
         )
-        request = ChatRequest(
-            messages=[
-                ChatMessage(role="system", content=self.template.system),
-                ChatMessage(role="user", content=user),
-            ],
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            seed=self.seed,
-            choices=list(ANSWER_CHOICES) if self.constrain_choices else None,
-        )
-        return PreparedPrompt(
-            question_id=transition.question_id(q),
-            question_type=q.type,
-            options=dict(q.options),
-            request=request,
-            prompt_hash=request_hash(request),
-            template_name=self.template.name,
-            template_version=self.template.version,
-            template_hash=self.template.sha256,
-            use_graph=self.use_graph,
-            graph_block=block,
-            facts=shown,
-            retriever=(self.graph.retriever.name if self.use_graph and self.graph.retriever else None),
-            graph_hash=result.graph_hash if result else None,
-            audio_masked=masked,
-        )
-
-    def prepare_many(
-        self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]
-    ) -> list[PreparedPrompt]:
-        return [self.prepare(t, q, f) for t, q, f in items]
-
-    def answer(self, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:
-        """All prepared prompts in one backend call."""
-        if self.backend is None:
-            raise ValueError("this LlmPipeline was built without a backend; pass one to answer questions")
-        return answer_prepared(self.backend, prepared)
-
-    def run(self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]) -> list[AnswerRecord]:
-        """Prepare and answer (one backend call for the whole batch)."""
-        return self.answer(self.prepare_many(items))
+        return self._package(transition, q, user, block=block, shown=shown, result=result, masked=masked)

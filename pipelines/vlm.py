@@ -12,25 +12,20 @@ and ``pipelines.omni`` for Qwen2.5-Omni in transformers all read that form).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from karma.records import Question, QuestionType, SceneRef, Transition
 from pipelines.answering import (
-    ANSWER_CHOICES,
-    AnswerRecord,
     GraphContext,
     PreparedPrompt,
-    answer_prepared,
     options_text,
     question_type_text,
-    request_hash,
     resolve_question,
     span_text,
 )
-from pipelines.backends.base import Backend, ChatMessage, ChatRequest, ContentPart
-from pipelines.llm import ScenesFeatures
+from pipelines.backends.base import Backend, ContentPart
 from pipelines.media import AudioMode, derive_clip, probe
+from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.templates import DEFAULT_VLM_TEMPLATE, PromptTemplate, load_template
 from retrieval.base import Retriever
 
@@ -47,7 +42,7 @@ def file_url(path: Path) -> str:
     return path.resolve().as_uri()
 
 
-class VlmPipeline:
+class VlmPipeline(PipelineBase):
     """Prompts a video(+audio) model with the two clips (and, when on, the causal-knowledge block)."""
 
     def __init__(
@@ -84,10 +79,6 @@ class VlmPipeline:
         self.temperature = temperature
         self.seed = seed
         self.constrain_choices = constrain_choices
-
-    @property
-    def use_graph(self) -> bool:
-        return self.graph.use_graph
 
     def clips(self, transition: Transition, question: Question) -> tuple[Path, Path, bool]:
         """Past clip, current clip (derived when masked), and whether the current audio is masked."""
@@ -126,44 +117,13 @@ class VlmPipeline:
             ContentPart(type="video_url", url=file_url(current)),
             ContentPart(type="text", text=text),
         ]
-        request = ChatRequest(
-            messages=[
-                ChatMessage(role="system", content=self.template.system),
-                ChatMessage(role="user", content=parts),
-            ],
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            seed=self.seed,
-            choices=list(ANSWER_CHOICES) if self.constrain_choices else None,
-        )
-        return PreparedPrompt(
-            question_id=transition.question_id(q),
-            question_type=q.type,
-            options=dict(q.options),
-            request=request,
-            prompt_hash=request_hash(request),
-            template_name=self.template.name,
-            template_version=self.template.version,
-            template_hash=self.template.sha256,
-            use_graph=self.use_graph,
-            graph_block=block,
-            facts=shown,
-            retriever=(self.graph.retriever.name if self.use_graph and self.graph.retriever else None),
-            graph_hash=result.graph_hash if result else None,
-            audio_masked=masked,
+        return self._package(
+            transition,
+            q,
+            parts,
+            block=block,
+            shown=shown,
+            result=result,
+            masked=masked,
             media={"past": str(past), "current": str(current)},
         )
-
-    def prepare_many(
-        self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]
-    ) -> list[PreparedPrompt]:
-        return [self.prepare(t, q, f) for t, q, f in items]
-
-    def answer(self, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:
-        """All prepared prompts in one backend call."""
-        if self.backend is None:
-            raise ValueError("this VlmPipeline was built without a backend; pass one to answer questions")
-        return answer_prepared(self.backend, prepared)
-
-    def run(self, items: Iterable[tuple[Transition, Question | int, ScenesFeatures]]) -> list[AnswerRecord]:
-        return self.answer(self.prepare_many(items))
