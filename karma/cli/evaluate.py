@@ -200,7 +200,9 @@ def report(
     for run_dir in run_dirs:
         run = RunDir(run_dir)
         if not run.exists():
-            raise typer.BadParameter(f"{run_dir} is not a karma run directory (no config.json)")
+            # Printed plainly: a long path inside typer's error box would be cut off.
+            typer.echo(f"error: {run_dir} is not a karma run directory (no config.json)", err=True)
+            raise typer.Exit(2)
         if recompute or not run.results_path.exists():
             finalize(run)
     path = write_report(list(run_dirs), out)
