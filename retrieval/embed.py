@@ -8,6 +8,7 @@ sentence-transformers model name or local path can be configured instead (``KARM
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 from collections import OrderedDict
@@ -87,8 +88,12 @@ class Embedder:
         device: str = "cpu",
         cache_size: int = 200_000,
         threads: int | None = None,
+        disk_cache: str | Path | None = None,
     ) -> None:
         self.model_ref = resolve_model(model)
+        # Vectors of texts embedded before, one .npy per text: a warm `karma ask` or `karma retrieve`
+        # then never imports torch or loads the model just to embed a question it has seen.
+        self.disk_cache = Path(disk_cache) if disk_cache is not None else None
         self.device = device
         self.threads = threads if threads is not None else default_threads()
         self.cache_size = cache_size
@@ -130,6 +135,13 @@ class Embedder:
         """(len(texts), dim) float32, L2-normalised; cached texts are not recomputed."""
         fresh: dict[str, np.ndarray] = {}
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+        if missing and self.disk_cache is not None:
+            for text in missing:
+                stored = self._disk_path(text)
+                if stored.is_file():
+                    fresh[text] = np.load(stored)
+            missing = [text for text in missing if text not in fresh]
+        computed: list[str] = missing
         if missing:
             model = self._load()
             # Canonical forward passes: texts are grouped by token count (no text is ever padded) and every
@@ -162,6 +174,8 @@ class Embedder:
                     fresh.update(zip(group, np.asarray(vectors[: len(group)], dtype=np.float32), strict=True))
             finally:
                 torch.set_num_threads(previous)
+        if self.disk_cache is not None and computed:
+            self._save_to_disk({text: fresh[text] for text in computed})
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([fresh[text] if text in fresh else self._cache[text] for text in texts])
@@ -169,3 +183,21 @@ class Embedder:
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return out.astype(np.float32, copy=False)
+
+    def _disk_path(self, text: str) -> Path:
+        assert self.disk_cache is not None
+        key = hashlib.sha256(f"{self.model_id}\0{text}".encode()).hexdigest()[:40]
+        return self.disk_cache / f"{key}.npy"
+
+    def _save_to_disk(self, vectors: dict[str, np.ndarray]) -> None:
+        """Write each vector atomically (tmp + rename); an unwritable cache only costs speed."""
+        assert self.disk_cache is not None
+        try:
+            self.disk_cache.mkdir(parents=True, exist_ok=True)
+            for text, vector in vectors.items():
+                target = self._disk_path(text)
+                tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.npy")
+                np.save(tmp, np.asarray(vector, dtype=np.float32))
+                tmp.replace(target)
+        except OSError:
+            pass

@@ -108,6 +108,8 @@ class HybridRetriever(Retriever):
         self.view = view
         self.config = config or HybridConfig()
         self.embedder = embedder or Embedder()
+        if index_dir is not None and self.embedder.disk_cache is None:
+            self.embedder.disk_cache = Path(index_dir) / "query_vectors"
         self.index = index or load_or_build_index(view, self.embedder, index_dir)
         if self.index.content_hash != view.content_hash:
             raise ValueError(
