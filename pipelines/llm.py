@@ -12,10 +12,7 @@ from karma.records import Question, QuestionType, SceneFeatures, Transition, Vid
 from pipelines.answering import (
     GraphContext,
     PreparedPrompt,
-    options_text,
-    question_type_text,
     resolve_question,
-    span_text,
 )
 from pipelines.backends.base import Backend
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
@@ -74,16 +71,8 @@ class LlmPipeline(PipelineBase):
         result = self.graph.retrieve(transition, q, features)
         block, shown = self.graph.block(self.template, result)
         user = self.template.user.format(
-            video_id=transition.video_id,
-            past_name=transition.past_scene.name,
-            current_name=transition.current_scene.name,
-            past_span=span_text(transition.past_scene),
-            current_span=span_text(transition.current_scene),
+            **self._template_fields(transition, q, block),
             past_features=features_text(past),
             current_features=features_text(current, mask_audio=masked, masked_value=masked_value),
-            graph_block=block,
-            question_type=question_type_text(q),
-            question=q.question,
-            options=options_text(q),
         )
         return self._package(transition, q, user, block=block, shown=shown, result=result, masked=masked)

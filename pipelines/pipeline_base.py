@@ -15,7 +15,10 @@ from pipelines.answering import (
     GraphContext,
     PreparedPrompt,
     answer_prepared,
+    options_text,
+    question_type_text,
     request_hash,
+    span_text,
 )
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, ContentPart
 from pipelines.prompts.templates import PromptTemplate
@@ -44,6 +47,20 @@ class PipelineBase:
         self, transition: Transition, question: Question | int, features: ScenesFeatures
     ) -> PreparedPrompt:
         raise NotImplementedError
+
+    def _template_fields(self, transition: Transition, question: Question, block: str) -> dict[str, str]:
+        """The user-template fields both pipelines fill the same way (scenes, graph block, question)."""
+        return {
+            "video_id": transition.video_id,
+            "past_name": transition.past_scene.name,
+            "current_name": transition.current_scene.name,
+            "past_span": span_text(transition.past_scene),
+            "current_span": span_text(transition.current_scene),
+            "graph_block": block,
+            "question_type": question_type_text(question),
+            "question": question.question,
+            "options": options_text(question),
+        }
 
     def _package(
         self,

@@ -18,10 +18,7 @@ from karma.records import Question, QuestionType, SceneRef, Transition
 from pipelines.answering import (
     GraphContext,
     PreparedPrompt,
-    options_text,
-    question_type_text,
     resolve_question,
-    span_text,
 )
 from pipelines.backends.base import Backend, ContentPart
 from pipelines.media import AudioMode, derive_clip, probe
@@ -101,16 +98,8 @@ class VlmPipeline(PipelineBase):
         result = self.graph.retrieve(transition, q, features)
         block, shown = self.graph.block(self.template, result)
         text = self.template.user.format(
-            video_id=transition.video_id,
-            past_name=transition.past_scene.name,
-            current_name=transition.current_scene.name,
-            past_span=span_text(transition.past_scene),
-            current_span=span_text(transition.current_scene),
+            **self._template_fields(transition, q, block),
             audio_note=self.template.text("audio_note_masked") if masked else "",
-            graph_block=block,
-            question_type=question_type_text(q),
-            question=q.question,
-            options=options_text(q),
         )
         parts = [
             ContentPart(type="video_url", url=file_url(past)),
