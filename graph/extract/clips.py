@@ -3,7 +3,7 @@
 Stream copy would be faster but can only start a clip on a keyframe, which would leak frames of
 the previous scene into a clip; the VLM pipeline compares past and current clips, so clips are
 re-encoded (x264 ``ultrafast`` by default) in one decoding pass that routes every frame to its
-scene's file. Audio is cut at the sample and re-encoded at the source rate.
+scene's file. Audio is cut at the sample and re-encoded at the source rate (AAC, FFmpeg's fast coder).
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ class _ClipWriter:
         self.audio = None
         self.layout = "mono" if channels == 1 else "stereo"
         if audio_rate:
-            self.audio = self.container.add_stream("aac", rate=audio_rate, layout=self.layout)
+            # FFmpeg's "fast" AAC coder: about half the CPU of the default two-loop search (which was
+            # the largest single cost of cutting clips) at the same bitrate; the clips feed models.
+            self.audio = self.container.add_stream(
+                "aac", rate=audio_rate, layout=self.layout, options={"aac_coder": "fast"}
+            )
         self.audio_rate = audio_rate
 
     def add_frame(self, frame) -> None:
