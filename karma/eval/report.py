@@ -23,6 +23,9 @@ BASELINE_LABEL = {
     "graph_scorer": "graph scorer (no model)",
 }
 
+MIN_VIDEOS_FOR_INTERVALS = 10
+"""Below this many videos the report warns that video-clustered bootstrap intervals are too coarse."""
+
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
@@ -316,6 +319,12 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
             + ", ".join(f"{k} `{v['hash']}` ({v['edges']} edges)" for k, v in sorted(graphs.items()))
         )
         lines.append(f"- questions: {results['n_questions']} from {results['n_videos']} videos")
+        if results["n_videos"] < MIN_VIDEOS_FOR_INTERVALS:
+            lines.append(
+                f"- **few videos**: the intervals resample whole videos, so with {results['n_videos']} "
+                f"they are too coarse to trust (use at least {MIN_VIDEOS_FOR_INTERVALS}; widen `--limit` "
+                "or `--videos`)"
+            )
         lines += ["", "### Accuracy", "", *accuracy_table(results), ""]
         prefix = f"{index:02d}_{run.path.name}"
         acc_png = plot_accuracy(results, out / f"{prefix}_accuracy.png", run_label(run, config))

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from karma.eval import EvalConfig, RunDir, RunMismatchError, arms_from_ckg, run_evaluation, write_report
+from karma.eval.report import MIN_VIDEOS_FOR_INTERVALS
 
 pytestmark = pytest.mark.slow
 
@@ -217,4 +218,8 @@ def test_report_has_tables_and_plots(killed_and_resumed: dict, tmp_path: Path) -
     both = write_report([run_dir, run_dir], tmp_path / "both")
     compared = both.read_text()
     assert "## Comparison" in compared and (tmp_path / "both" / "comparison.png").is_file()
-    assert json.loads((Path(run_dir) / "results.json").read_text())["n_questions"] == LIMIT
+    results = json.loads((Path(run_dir) / "results.json").read_text())
+    assert results["n_questions"] == LIMIT
+    # Few videos: the report says the video-clustered intervals are too coarse, naming the count.
+    assert results["n_videos"] < MIN_VIDEOS_FOR_INTERVALS
+    assert f"**few videos**: the intervals resample whole videos, so with {results['n_videos']} " in text
