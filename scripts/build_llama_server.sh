@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 VENV=${KARMA_VENV:-$ROOT/.venv}
 [[ -x "$VENV/bin/python" ]] || { echo "run scripts/setup.sh first (no $VENV)" >&2; exit 1; }
-VERSION=$("$VENV/bin/python" -c "import llama_cpp; print(llama_cpp.__version__)")
+VERSION=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('llama-cpp-python'))")
 CACHE=${KARMA_LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/karma/llama-server}/$VERSION
 BIN="$CACHE/bin/llama-server"
 if [[ -x "$BIN" ]]; then

@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import typer
 
-
-def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values:
-        key, sep, text = value.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=flag)
-        out[key.strip().lower() if flag == "--option" else key.strip()] = text
-    return out
-
-
-def _option_value(text: str) -> Any:
-    # Backend options arrive as text; numbers, booleans and JSON lists are decoded, the rest stays text.
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+from karma.cli.options import backend_options, key_values
 
 
 def ask(
@@ -128,7 +110,7 @@ def ask(
         transition=transition,
         question_index=question_index,
         question_text=question if inline else None,
-        options=_pairs(option, "--option") if inline else {},
+        options=key_values(option, "--option", lower_keys=True) if inline else {},
         question_type=question_type,
         video_id=video,
         past_scene=past,
@@ -142,9 +124,7 @@ def ask(
         retriever=retriever,
         k=k,
         backend=backend,
-        backend_options={
-            key: _option_value(v) for key, v in _pairs(backend_option, "--backend-option").items()
-        },
+        backend_options=backend_options(backend_option, "--backend-option"),
         max_tokens=max_tokens,
         constrain_choices=constrained,
         predictive_audio=predictive_audio,

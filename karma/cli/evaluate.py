@@ -8,23 +8,12 @@ from typing import Annotated
 
 import typer
 
+from karma.cli.options import backend_options
+
 BACKEND_OPT_HELP = (
     "Backend option KEY=VALUE (repeatable); VALUE is read as JSON when it parses, else as text. "
     "E.g. --backend-opt base_url=http://127.0.0.1:8080/v1 --backend-opt max_concurrency=8."
 )
-
-
-def _backend_options(pairs: list[str]) -> dict[str, object]:
-    options: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"--backend-opt needs KEY=VALUE, got {pair!r}")
-        try:
-            options[key.strip()] = json.loads(value)
-        except ValueError:
-            options[key.strip()] = value
-    return options
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -120,7 +109,7 @@ def eval_command(
             pipeline=pipeline,  # type: ignore[arg-type]
             clips=str(clips) if clips else None,
             backend=backend,
-            backend_options=_backend_options(backend_opt or []),
+            backend_options=backend_options(backend_opt or [], "--backend-opt"),
             arms=arms_from_ckg(ckg),
             retriever=retriever,
             k=k,

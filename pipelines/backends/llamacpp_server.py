@@ -204,13 +204,15 @@ def find_llama_server() -> Path | None:
     explicit = os.environ.get(LLAMA_SERVER_ENV)
     if explicit:
         return Path(explicit) if Path(explicit).is_file() else None
-    try:
-        import llama_cpp
-    except ImportError:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:  # the version from the package metadata: no need to load llama.cpp's library for it
+        installed = version("llama-cpp-python")
+    except PackageNotFoundError:
         return None
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     cache = Path(os.environ.get("KARMA_LLAMA_SERVER_CACHE") or base / "karma" / "llama-server")
-    binary = cache / llama_cpp.__version__ / "bin" / "llama-server"
+    binary = cache / installed / "bin" / "llama-server"
     return binary if binary.is_file() else None
 
 
