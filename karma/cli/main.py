@@ -9,14 +9,18 @@ from __future__ import annotations
 import typer
 
 from karma.cli import ask, data, evaluate, extract, graph, neo4j, retrieve, synth
+from karma.cli.errors import KarmaGroup
 
 app = typer.Typer(
     name="karma",
     help=(
         "Retrieval-augmented causal question answering for music videos (Karma-MV).\n\n"
         "Stages: synth (a world with known causes) -> extract (features from mp4) -> graph build "
-        "(causal knowledge graph) -> retrieve -> ask / eval (graph on vs off) -> report."
+        "(causal knowledge graph) -> retrieve -> ask / eval (graph on vs off) -> report.\n\n"
+        "Errors: one line on stderr; exit 2 for bad input, 1 for a failed run. Add --debug anywhere "
+        "(or set KARMA_DEBUG=1) for the traceback. See docs/reliability.md."
     ),
+    cls=KarmaGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

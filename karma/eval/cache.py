@@ -56,16 +56,27 @@ class ResponseCache:
     """SQLite-backed map from cache keys to completions."""
 
     def __init__(self, path: Path) -> None:
+        from karma.core.errors import InputError
+
         self.path = path
+        if path.is_dir():
+            raise InputError(f"{path}: --cache is a folder, expected a response cache file (e.g. {CACHE_FILE_NAME})")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise InputError(f"{path.parent}: is a file, expected the folder of the response cache")
         path.parent.mkdir(parents=True, exist_ok=True)
+        # SQLite's own locks serialize writers of several runs sharing the file (WAL: readers never wait).
         self._db = sqlite3.connect(str(path), timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, completion TEXT NOT NULL, model_id TEXT NOT NULL, created REAL NOT NULL)"
-        )
-        self._db.commit()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, completion TEXT NOT NULL, model_id TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise InputError(f"{path}: not a karma response cache (SQLite says: {exc})") from None
         self.hits = 0
         self.misses = 0
 

@@ -114,7 +114,12 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
         for q in sorted(t.questions, key=lambda q: q.index)
         if (videos is None or t.video_id in videos) and (wanted_types is None or q.type in wanted_types)
     ]
-    return chosen[: config.limit] if config.limit else chosen
+    chosen = chosen[: config.limit] if config.limit else chosen
+    if config.shard:
+        from karma.core.shard import ShardSpec
+
+        chosen = ShardSpec.parse(config.shard).select(chosen, lambda pair: pair[0].video_id)
+    return chosen
 
 
 def _make_pipeline(config: EvalConfig, retriever: Any, use_graph: bool) -> Any:
@@ -253,6 +258,7 @@ class _Evaluation:
                 "types": self.config.types,
                 "videos": self.config.videos,
                 "limit": self.config.limit,
+                **({"shard": self.config.shard} if self.config.shard else {}),
             },
             "config": self.config.model_dump(mode="json"),
             "command": sys.argv,
@@ -317,8 +323,18 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
     """Answer every selected question in each arm, resuming what RUN_DIR already holds.
 
     ``backend`` may be passed in (e.g. one shared across runs in a benchmark); by default it is built
-    from ``config.backend`` / ``config.backend_options`` and closed at the end.
+    from ``config.backend`` / ``config.backend_options`` and closed at the end. RUN_DIR is locked for
+    the whole call (``karma.core.lock``): a second run on it fails at once naming this one.
     """
+    from karma.core.lock import FolderLock
+
+    with FolderLock(config.out, "eval run") as lock:
+        if lock.stale_note():
+            print(f"note: {lock.stale_note()}", file=sys.stderr)
+        return _run_locked(config, progress, backend)
+
+
+def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     from pipelines.answering import parse_answer_safely
     from pipelines.backends import get_backend
     from pipelines.parsing import parse_answer
