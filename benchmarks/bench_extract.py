@@ -37,8 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from benchmarks.machine import describe_machine
+from karma.core.music import PITCH_CLASSES
 from karma.records import SceneFeatures
-from karma.synth.media import PITCH_CLASSES, MediaOptions, ScenePlan, render_scenes
+from karma.synth.media import MediaOptions, ScenePlan, render_scenes
 
 REPO = Path(__file__).resolve().parents[1]
 

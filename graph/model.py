@@ -1,6 +1,6 @@
 """The causal knowledge graph's data model and the store interface every backend implements.
 
-Node ids are event ids from ``karma.events`` (``visual:brightness:up``) or ``concept:<name>`` /
+Node ids are event ids from ``karma.core.events`` (``visual:brightness:up``) or ``concept:<name>`` /
 ``text:<slug>`` for concepts and explanation-derived entities. Edges are directed cause -> effect.
 """
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from karma.records import (
+from karma.core.records import (
     OPTION_LETTERS,
     PUBLISHED_TYPE_NAME,
     Question,
@@ -269,4 +269,6 @@ def parse_answer_safely(parse, completion: Completion, item: PreparedPrompt):
 
     if completion.error is not None:
         return ParsedAnswer(letter=None, status="none", rule="error")
-    return parse(completion.text, options=item.options)
+    from pipelines.parsing import scored_answer
+
+    return scored_answer(completion) or parse(completion.text, options=item.options)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from karma.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
+from karma.core.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
 from pipelines.answering import AnswerRecord, PreparedPrompt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ features are hidden in both arms.
 
 from __future__ import annotations
 
-from karma.records import Question, QuestionType, SceneFeatures, Transition, VideoFeatures
+from karma.core.records import Question, QuestionType, SceneFeatures, Transition, VideoFeatures
 from pipelines.answering import (
     GraphContext,
     PreparedPrompt,

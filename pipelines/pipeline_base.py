@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from karma.records import Question, SceneFeatures, Transition, VideoFeatures
+from karma.core.records import Question, SceneFeatures, Transition, VideoFeatures
 from pipelines.answering import (
     ANSWER_CHOICES,
     AnswerRecord,
@@ -21,6 +21,7 @@ from pipelines.answering import (
     span_text,
 )
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, ContentPart
+from pipelines.loglik import scored_choices
 from pipelines.prompts.templates import PromptTemplate
 from retrieval.base import Fact, RetrievalResult
 
@@ -38,6 +39,8 @@ class PipelineBase:
     temperature: float
     seed: int
     constrain_choices: bool
+    answer_mode: str = "generate"
+    """generate (parse the reply), letter or loglik (score the options; see ``pipelines.loglik``)."""
 
     @property
     def use_graph(self) -> bool:
@@ -60,6 +63,7 @@ class PipelineBase:
             "question_type": question_type_text(question),
             "question": question.question,
             "options": options_text(question),
+            "answer_request": self.template.answer_texts(self.answer_mode).get("request", ""),
         }
 
     def _package(
@@ -77,13 +81,14 @@ class PipelineBase:
         """The request (same system prompt and decoding in both arms) with its provenance."""
         request = ChatRequest(
             messages=[
-                ChatMessage(role="system", content=self.template.system),
+                ChatMessage(role="system", content=self.template.system_for(self.answer_mode)),
                 ChatMessage(role="user", content=user_content),
             ],
             max_tokens=self.max_tokens,
             temperature=self.temperature,
             seed=self.seed,
-            choices=list(ANSWER_CHOICES) if self.constrain_choices else None,
+            choices=scored_choices(self.answer_mode, question)
+            or (list(ANSWER_CHOICES) if self.constrain_choices else None),
         )
         extra = {"media": media} if media is not None else {}
         return PreparedPrompt(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from karma.records import Question, QuestionType, SceneRef, Transition
+from karma.core.records import Question, QuestionType, SceneRef, Transition
 from pipelines.answering import (
     GraphContext,
     PreparedPrompt,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from karma.records import Question, Transition, VideoFeatures
+from karma.core.records import Question, Transition, VideoFeatures
 from retrieval.base import Fact, Retriever
 from retrieval.query import build_query
 

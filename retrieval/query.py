@@ -14,8 +14,8 @@ import math
 import re
 from collections.abc import Mapping
 
-from karma.events import VISUAL_NUMERIC, ChangeEvent
-from karma.records import Question, SceneFeatures, Transition, VideoFeatures
+from karma.core.events import VISUAL_NUMERIC, ChangeEvent
+from karma.core.records import Question, SceneFeatures, Transition, VideoFeatures
 from retrieval.base import RetrievalQuery
 
 
@@ -36,7 +36,7 @@ def _visual_only(features: SceneFeatures | None) -> SceneFeatures | None:
     if features is None:
         return None
     published = features.to_published()
-    from karma.records import KEY_ACTION, KEY_OBJECTS
+    from karma.core.records import KEY_ACTION, KEY_OBJECTS
 
     visual_keys = {*VISUAL_NUMERIC.values(), KEY_ACTION, KEY_OBJECTS}
     return SceneFeatures.model_validate(

@@ -33,8 +33,8 @@ from graph.ckg.inputs import feature_transitions
 from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
 from graph.ckg.stats import PairStats, pair_stats
 from graph.model import CausalGraph, CkgEdge, CkgNode
-from karma.events import READABLE, parse_event_id
-from karma.records import Transition, VideoFeatures
+from karma.core.events import READABLE, parse_event_id
+from karma.core.records import Transition, VideoFeatures
 
 _ROUND = 6
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graph.ckg.scene_values import MODALITY, NUMERIC_VARIABLES, SceneValues, scene_values
-from karma.events import ChangeEvent, parse_event_id
-from karma.records import SceneFeatures
+from karma.core.events import ChangeEvent, parse_event_id
+from karma.core.records import SceneFeatures
 
 
 @dataclass

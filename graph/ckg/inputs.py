@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from itertools import pairwise
 
-from karma.records import SCENE_NAME_RE, SceneRef, Transition, VideoFeatures
+from karma.core.records import SCENE_NAME_RE, SceneRef, Transition, VideoFeatures
 
 
 def feature_transitions(

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from karma import events as ev
-from karma.records import LabelScore, SceneFeatures
+from karma.core import events as ev
+from karma.core.records import LabelScore, SceneFeatures
 
 # Feature key -> SceneFeatures attribute for the published keys (extras are read with .extra()).
 _ATTR_BY_KEY: dict[str, str] = {
@@ -65,8 +65,11 @@ def _number(value: object) -> float:
 def _top_label(items: list[LabelScore] | None) -> str | None:
     if not items:
         return None
-    best_score, best_label = items[0].score, normalize_label(items[0].label)
-    for item in items[1:]:
+    scored = [item for item in items if item.score is not None]
+    if not scored:  # a file without scores: its list order ranks the labels (as the published scripts read it)
+        return normalize_label(items[0].label)
+    best_score, best_label = scored[0].score, normalize_label(scored[0].label)
+    for item in scored[1:]:
         if item.score > best_score or (item.score == best_score and normalize_label(item.label) < best_label):
             best_score, best_label = item.score, normalize_label(item.label)
     return best_label

@@ -28,7 +28,7 @@ import numpy as np
 
 from graph.extract.affect import estimate_affect
 from graph.extract.keys import estimate_key
-from karma.records import (
+from karma.core.records import (
     KEY_AROUSAL,
     KEY_KEY,
     KEY_LOUDNESS,

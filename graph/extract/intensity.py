@@ -1,13 +1,13 @@
 """Total_Visual_Intensity: one formula for the synthesizer and the extractor.
 
-The formula itself lives in ``karma.synth.definitions.total_visual_intensity`` (the world generator
-writes the value from it); the extractor computes the same quantity from measured features through
-this typed wrapper, so synthetic and extracted feature files mean the same thing.
+The formula lives in ``karma.core.visual.total_visual_intensity`` (the world generator writes the
+value from it); the extractor computes the same quantity from measured features through this typed
+wrapper, so synthetic and extracted feature files mean the same thing.
 """
 
 from __future__ import annotations
 
-from karma.synth.definitions import total_visual_intensity as _formula
+from karma.core.visual import total_visual_intensity as _formula
 
 
 def total_visual_intensity(motion: float, contrast: float, saturation: float) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from karma.synth.media import PITCH_CLASSES, key_name
+from karma.core.music import PITCH_CLASSES, key_name
 
 KK_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
 KK_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
@@ -27,4 +27,4 @@ def estimate_key(chroma: np.ndarray) -> tuple[str, float] | None:
             if best is None or corr > best[0]:
                 best = (corr, tonic, mode)
     assert best is not None
-    return key_name(best[1], best[2]), best[0]
+    return key_name(best[1], best[2] == "minor"), best[0]

@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from karma.records import KEY_ACTION, KEY_MOODS, KEY_OBJECTS, LabelScore
+from karma.core.records import KEY_ACTION, KEY_MOODS, KEY_OBJECTS, LabelScore
 
 TAGGED_KEYS: tuple[str, ...] = (KEY_OBJECTS, KEY_ACTION, KEY_MOODS)
 """Feature keys only a learned tagger can fill."""

@@ -12,7 +12,7 @@ from graph.extract.options import ExtractOptions
 from graph.extract.scan import VideoScan, read_scene_frames, scan_video
 from graph.extract.taggers import TAGGED_KEYS, SceneInput, Tagger
 from graph.extract.visual import scene_visual, shot_rhythm
-from karma.records import (
+from karma.core.records import (
     KEY_AROUSAL,
     KEY_BRIGHTNESS,
     KEY_CONTRAST,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graph.extract.intensity import total_visual_intensity
-from karma.records import (
+from karma.core.records import (
     KEY_BRIGHTNESS,
     KEY_COLORFULNESS,
     KEY_CONTRAST,
@@ -32,10 +32,11 @@ from karma.records import (
     KEY_SATURATION,
     KEY_VISUAL_INTENSITY,
 )
+from karma.core.visual import LUMA_WEIGHTS
 
 KEY_SHOT_DURATION = "Shot Duration (s)"
 KEY_CUT_RATE = "Cut Rate (per min)"
-_LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+_LUMA = LUMA_WEIGHTS.astype(np.float32)
 
 
 def luma(rgb: np.ndarray) -> np.ndarray:

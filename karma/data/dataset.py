@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from karma.core.records import Question, Transition, VideoFeatures
 from karma.data.features_loader import FEATURES_SUFFIX, load_features_file
 from karma.data.problems import DataProblem, DataValidationError
 from karma.data.qa_loader import QA_SUFFIX, load_qa_file
-from karma.records import Question, Transition, VideoFeatures
 
 
 class Dataset(BaseModel):

@@ -16,9 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from karma.data.json_values import JsonReadError, read_json_values
-from karma.data.problems import DataProblem
-from karma.records import (
+from karma.core.records import (
     OPTION_LETTERS,
     Question,
     QuestionType,
@@ -26,6 +24,8 @@ from karma.records import (
     Transition,
     normalize_question_type,
 )
+from karma.data.json_values import JsonReadError, read_json_values
+from karma.data.problems import DataProblem
 
 QA_SUFFIX = "_qa.json"
 POSITIONAL_TYPES: dict[int, tuple[QuestionType, ...]] = {

@@ -6,9 +6,9 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from karma.baselines import baseline_accuracies
+from karma.core.records import OPTION_LETTERS, QuestionType
+from karma.data.baselines import baseline_accuracies
 from karma.data.dataset import Dataset
-from karma.records import OPTION_LETTERS, QuestionType
 
 
 class DatasetStats(BaseModel):

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-TONICS: tuple[str, ...] = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
+from karma.core.music import PITCH_CLASSES, key_name  # noqa: F401 (re-exported for the synthesizer)
+from karma.core.visual import total_visual_intensity  # noqa: F401 (re-exported)
+
+TONICS: tuple[str, ...] = PITCH_CLASSES
+"""Tonic spellings by pitch class (``karma.core.music.PITCH_CLASSES``)."""
 
 # AImoclips (seeds/, DESIGN.md section 6): emotion intent -> (valence, arousal) rated by listeners, 1-9.
 MOOD_ANCHORS: dict[str, tuple[float, float]] = {
@@ -33,15 +37,6 @@ _ANCHORS = np.array(list(MOOD_ANCHORS.values()), dtype=np.float64)
 MOOD_BANDWIDTH = 1.0
 
 
-def total_visual_intensity(motion, contrast, saturation):  # type: ignore[no-untyped-def]
-    """Combined visual energy: ``0.5*Motion + 0.3*Contrast + 0.2*Saturation/2.55``.
-
-    Motion and contrast dominate (cut energy), saturation is rescaled from 0-255 to 0-100 first.
-    Works on floats and numpy arrays alike.
-    """
-    return 0.5 * motion + 0.3 * contrast + 0.2 * (saturation / 2.55)
-
-
 def mood_scores(valence: np.ndarray, arousal: np.ndarray) -> np.ndarray:
     """Normalised similarity of each (valence, arousal) point to the twelve AImoclips anchors.
 
@@ -60,14 +55,3 @@ def moods_from_valence_arousal(valence: float, arousal: float, top: int = 3) -> 
     scores = mood_scores(np.array([valence]), np.array([arousal]))[0]
     order = np.argsort(-scores, kind="stable")[:top]
     return [{"label": MOOD_LABELS[i], "score": round(float(scores[i]), 3)} for i in order]
-
-
-def key_name(tonic: int, minor: bool) -> str:
-    """``"A minor"`` from a pitch class (0 = C) and the mode."""
-    return f"{TONICS[tonic % 12]} {'minor' if minor else 'major'}"
-
-
-def parse_key_name(key: str) -> tuple[int, bool]:
-    """Inverse of :func:`key_name`: ``"A minor"`` -> (9, True)."""
-    tonic, mode = key.split()
-    return TONICS.index(tonic), mode == "minor"

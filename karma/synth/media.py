@@ -55,16 +55,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from karma.records import KEY_TEMPO, SceneFeatures, seconds_to_time
-
-LUMA_WEIGHTS = np.array([0.299, 0.587, 0.114])
-"""BT.601 luma weights for R, G, B (what the extractor uses too)."""
-
-PITCH_CLASSES: tuple[str, ...] = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
-"""Canonical tonic spelling (sharps, as ``karma.synth.definitions.TONICS``), indexed by pitch class."""
-
-_NATURALS: dict[str, int] = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
-_ACCIDENTALS: dict[str, int] = {"": 0, "#": 1, "♯": 1, "b": -1, "♭": -1}
+from karma.core.music import parse_key
+from karma.core.records import KEY_TEMPO, SceneFeatures, seconds_to_time
+from karma.core.visual import LUMA_WEIGHTS
 
 DEFAULT_KEY = "C major"
 DEFAULT_TEMPO = 110.0
@@ -131,26 +124,6 @@ class MediaResult(BaseModel):
     def cut_times_hms(self) -> list[str]:
         """Cut times as ``HH:MM:SS.mmm``."""
         return [seconds_to_time(t) for t in self.cut_times]
-
-
-def parse_key(key: str | None) -> tuple[int, str] | None:
-    """``"A minor"`` / ``"C# major"`` / ``"Db major"`` -> (pitch class, mode); None if unparseable."""
-    if not key:
-        return None
-    parts = key.strip().split()
-    if len(parts) != 2 or parts[1].lower() not in ("major", "minor"):
-        return None
-    tonic = parts[0].strip()
-    natural, accidental = _NATURALS.get(tonic[:1].upper()), _ACCIDENTALS.get(tonic[1:])
-    if natural is None or accidental is None:
-        return None
-    pc = (natural + accidental) % 12
-    return pc, parts[1].lower()
-
-
-def key_name(pitch_class: int, mode: str) -> str:
-    """Canonical key spelling, e.g. ``(9, "minor") -> "A minor"``."""
-    return f"{PITCH_CLASSES[pitch_class % 12]} {mode}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ between the two arms of the ablation.
 
 from __future__ import annotations
 
-from karma.records import (
+from karma.core.records import (
     KEY_ACTION,
     KEY_AROUSAL,
     KEY_BRIGHTNESS,
@@ -70,7 +70,7 @@ def _format_value(value: object) -> str:
                     f"{item['label']} ({score:.2f})" if isinstance(score, int | float) else item["label"]
                 )
             elif hasattr(item, "label"):
-                parts.append(f"{item.label} ({item.score:.2f})")
+                parts.append(f"{item.label} ({item.score:.2f})" if item.score is not None else item.label)
             else:
                 parts.append(str(item))
         return ", ".join(parts)

@@ -1,0 +1,113 @@
+"""The shared vocabulary of change events: what the synthesizer plants, the CKG builder detects,
+the retrievers look up and the graph scorer matches.
+
+An event id is ``<modality>:<variable>:<direction>``, for example ``visual:brightness:up`` or
+``music:mode:major_to_minor``. Categorical changes carry their values in the direction part:
+``visual:action:dancing->running`` or ``visual:object:appears:car``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from karma.core import records as r
+
+Modality = Literal["visual", "music"]
+
+# Numeric visual variables: event variable name -> published feature key.
+VISUAL_NUMERIC: dict[str, str] = {
+    "brightness": r.KEY_BRIGHTNESS,
+    "saturation": r.KEY_SATURATION,
+    "contrast": r.KEY_CONTRAST,
+    "motion": r.KEY_MOTION,
+    "visual_intensity": r.KEY_VISUAL_INTENSITY,
+    "colorfulness": r.KEY_COLORFULNESS,
+}
+# Numeric musical variables: event variable name -> feature key.
+MUSIC_NUMERIC: dict[str, str] = {
+    "loudness": r.KEY_LOUDNESS,
+    "tempo": r.KEY_TEMPO,
+    "onset_rate": r.KEY_ONSET_RATE,
+    "spectral_centroid": r.KEY_SPECTRAL_CENTROID,
+    "valence": r.KEY_VALENCE,
+    "arousal": r.KEY_AROUSAL,
+}
+# Human-readable names used in node titles and prompts.
+READABLE: dict[str, str] = {
+    "brightness": "brightness",
+    "saturation": "colour saturation",
+    "contrast": "contrast",
+    "motion": "motion",
+    "visual_intensity": "visual intensity",
+    "colorfulness": "colourfulness",
+    "loudness": "loudness",
+    "tempo": "tempo",
+    "onset_rate": "note onset rate",
+    "spectral_centroid": "spectral brightness",
+    "valence": "musical valence (positivity)",
+    "arousal": "musical arousal (energy)",
+    "key": "key",
+    "mode": "mode",
+    "action": "action",
+    "object": "objects on screen",
+    "mood": "mood",
+}
+NUMERIC_DIRECTIONS = ("up", "down")
+MODE_DIRECTIONS = ("major_to_minor", "minor_to_major")
+
+
+class ChangeEvent(BaseModel):
+    """A change across one transition (past scene -> current scene)."""
+
+    modality: Modality
+    """visual or music."""
+    variable: str
+    """Variable name from the vocabulary above (brightness, loudness, mode, action, ...)."""
+    direction: str
+    """up / down, major_to_minor / minor_to_major, changed, ``X->Y`` or ``appears:X``."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.modality}:{self.variable}:{self.direction}"
+
+    @property
+    def title(self) -> str:
+        """Readable title, e.g. ``brightness increases``."""
+        name = READABLE.get(self.variable, self.variable.replace("_", " "))
+        if self.direction == "up":
+            return f"{name} increases"
+        if self.direction == "down":
+            return f"{name} decreases"
+        if self.direction in MODE_DIRECTIONS:
+            a, b = self.direction.split("_to_")
+            return f"mode shifts from {a} to {b}"
+        if self.direction == "changed":
+            return f"{name} changes"
+        if self.direction.startswith("appears:"):
+            return f"{self.direction.split(':', 1)[1]} appears"
+        if self.direction.startswith("disappears:"):
+            return f"{self.direction.split(':', 1)[1]} disappears"
+        if "->" in self.direction:
+            a, b = self.direction.split("->", 1)
+            return f"{name} shifts from {a} to {b}"
+        return f"{name} {self.direction}"
+
+
+def parse_event_id(event_id: str) -> ChangeEvent:
+    """Parse ``modality:variable:direction`` back into a ChangeEvent."""
+    parts = event_id.split(":", 2)
+    if len(parts) != 3 or parts[0] not in ("visual", "music"):
+        raise ValueError(f"not an event id (modality:variable:direction): {event_id!r}")
+    return ChangeEvent(modality=parts[0], variable=parts[1], direction=parts[2])  # type: ignore[arg-type]
+
+
+def split_key(key: str | None) -> tuple[str, str] | None:
+    """Split a published key string (``A minor``, ``C# major``) into (tonic, mode)."""
+    if not key:
+        return None
+    parts = key.strip().split()
+    if len(parts) != 2 or parts[1].lower() not in ("major", "minor"):
+        return None
+    return parts[0], parts[1].lower()
