@@ -1,0 +1,117 @@
+"""Karma-MV as the first registered task.
+
+``karma eval --task karma-mv`` runs exactly the existing evaluator (``karma.eval.run_evaluation``:
+graph arms ``on``/``off``, k-fold graphs, retrieval, baselines), so its results.json is unchanged.
+This class adds the task-level view other parts need: the dataset as :class:`TaskItem` records
+(category = question type, cluster = video; a-d as published) and the graph-off prompt for the
+inspect_ai bridge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from karma.tasks.base import Task, TaskData
+from karma.tasks.problems import ItemProblem, TaskDataError
+from karma.tasks.records import TaskItem
+from karma.tasks.templates import TaskTemplate
+
+if TYPE_CHECKING:
+    from pipelines.backends.base import ChatRequest
+
+
+class KarmaMvTask(Task):
+    """Karma-MV (causal QA about music-video transitions) through the registry."""
+
+    name: ClassVar[str] = "karma-mv"
+    title: ClassVar[str] = "Karma-MV: causal QA about music-video scene transitions"
+    arms: ClassVar[tuple[str, ...]] = ("on", "off")
+    metrics: ClassVar[tuple[str, ...]] = ("accuracy", "accuracy_by_type", "graph_effect", "baselines")
+    cluster_unit: ClassVar[str] = "video"
+    letter_case: ClassVar[str] = "lower"  # type: ignore[misc]
+    data_help: ClassVar[str] = "a folder of <video>_qa.json and <video>_causal_features.json"
+
+    def __init__(self) -> None:
+        self._datasets: dict[tuple[str, bool], object] = {}
+
+    def dataset(self, path: str | Path, lenient: bool = False):  # type: ignore[no-untyped-def]
+        """The Karma-MV dataset (``karma.data.Dataset``) at ``path``."""
+        from karma.data import DataValidationError, load_dataset
+
+        key = (str(path), lenient)
+        if key not in self._datasets:
+            try:
+                self._datasets[key] = load_dataset(path, lenient=lenient)
+            except DataValidationError as exc:
+                raise TaskDataError(
+                    [
+                        ItemProblem(file=p.file, row=p.transition, field=p.field, reason=p.reason)
+                        for p in exc.problems
+                        if p.severity == "error"
+                    ]
+                ) from exc
+        return self._datasets[key]
+
+    def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
+        dataset = self.dataset(path, lenient)
+        items = []
+        for transition in sorted(dataset.transitions, key=lambda t: (t.video_id, t.index)):
+            for question in sorted(transition.questions, key=lambda q: q.index):
+                qid = transition.question_id(question)
+                items.append(
+                    TaskItem(
+                        id=qid,
+                        task=self.name,
+                        question=question.question,
+                        options=dict(question.options),
+                        answer=question.answer,
+                        category=str(question.type),
+                        cluster_id=transition.video_id,
+                        source=qid,
+                        meta={"transition_id": transition.transition_id},
+                    )
+                )
+        problems = [
+            ItemProblem(file=p.file, row=p.transition, field=p.field, reason=p.reason)
+            for p in dataset.problems
+            if p.severity == "error"
+        ]
+        return TaskData(
+            items=items, problems=problems, files=list(dataset.qa_files), rows_seen=dataset.questions_seen
+        )
+
+    def template(self, arm: str) -> TaskTemplate:
+        from pipelines.prompts.templates import load_template
+
+        packaged = load_template()
+        return TaskTemplate(
+            name=f"{packaged.name}/{arm}",
+            version=packaged.version,
+            system=packaged.system,
+            user=packaged.user,
+            source="karma pipelines/prompts",
+            sha256=packaged.sha256,
+        )
+
+    def request(self, item: TaskItem, arm: str, *, max_tokens: int, media_dir: Path) -> ChatRequest:
+        """The LLM pipeline's graph-off request (graph-on needs the fold graphs: use ``karma eval``)."""
+        raise NotImplementedError(
+            "Karma-MV requests come from karma_mv_requests(data) (they need the features)"
+        )
+
+
+def karma_mv_requests(
+    path: str | Path, *, max_tokens: int = 8, lenient: bool = False
+) -> dict[str, ChatRequest]:
+    """Question id -> the LLM pipeline's graph-off request for every question at ``path``."""
+    from pipelines.llm import LlmPipeline
+
+    dataset = KarmaMvTask().dataset(path, lenient)
+    pipeline = LlmPipeline(None, None, use_graph=False, max_tokens=max_tokens)
+    out = {}
+    for transition in dataset.transitions:
+        for question in transition.questions:
+            prepared = pipeline.prepare(transition, question, dataset.features.get(transition.video_id))
+            out[transition.question_id(question)] = prepared.request
+    return out
