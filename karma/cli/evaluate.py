@@ -145,6 +145,10 @@ def eval_command(
     )
     if summary.data_problems:
         typer.echo(f"  data: {summary.data_problems} problems skipped (see `karma data validate`)", err=True)
+    if summary.removed_for_features:
+        typer.echo(
+            f"  data: {summary.removed_for_features} questions left the denominator (feature problems)", err=True
+        )
     _print_summary(Path(summary.run_dir))
     if report_too:
         typer.echo(f"report: {write_report([summary.run_dir])}")

@@ -29,6 +29,10 @@ class Dataset(BaseModel):
     """Feature files read."""
     questions_seen: int = 0
     """Question objects found in the QA files, valid or not."""
+    feature_bad_fields: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    """Video id -> scene id -> feature fields that could not be read (dropped; the scene is kept)."""
+    questions_removed_for_features: int = 0
+    """Valid questions removed because a scene they need has a feature problem (LLM runs only)."""
 
     @property
     def errors(self) -> list[DataProblem]:
@@ -75,21 +79,29 @@ def discover_files(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
     return qa, feats, other
 
 
-def load_dataset(path: str | Path, *, lenient: bool = False, check_features: bool = True) -> Dataset:
+def load_dataset(
+    path: str | Path, *, lenient: bool = False, check_features: bool = True, features_required: bool = True
+) -> Dataset:
     """Load QA and feature files from a file or folder.
 
     Strict (default): raise DataValidationError listing every error if any was found.
     Lenient: keep every valid question and return the problems with the dataset.
+
+    ``features_required`` (the LLM pipeline and the graph builder): a question whose past or current
+    scene is missing from the feature file, or has a field that could not be read, is removed with an
+    error naming the file, scene and field (counted in ``questions_removed_for_features``). Without
+    it (the VLM pipeline, which never reads features) feature problems are warnings and remove nothing.
     """
     root = Path(path)
     qa_paths, feature_paths, _ = discover_files(root)
     if root.is_file() and not qa_paths and not feature_paths:
         qa_paths = [root]  # a QA file under another name: read it as QA
     dataset = Dataset(root=str(root))
+    feature_file_of: dict[str, str] = {}
     for fpath in feature_paths:
         result = load_features_file(fpath)
         dataset.feature_files.append(str(fpath))
-        dataset.problems.extend(result.problems)
+        dataset.problems.extend(result.problems if features_required else _as_warnings(result.problems))
         if result.features is not None:
             if result.features.video_id in dataset.features:
                 dataset.problems.append(
@@ -102,6 +114,9 @@ def load_dataset(path: str | Path, *, lenient: bool = False, check_features: boo
                 )
                 continue
             dataset.features[result.features.video_id] = result.features
+            feature_file_of[result.features.video_id] = str(fpath)
+            if result.bad_fields:
+                dataset.feature_bad_fields[result.features.video_id] = result.bad_fields
     seen_videos: dict[str, str] = {}
     for qpath in qa_paths:
         result = load_qa_file(qpath)
@@ -120,11 +135,25 @@ def load_dataset(path: str | Path, *, lenient: bool = False, check_features: boo
             dataset.problems.extend(problems)
             continue
         seen_videos[result.video_id] = str(qpath)
+        if result.questions_seen == 0 and not any(p.severity == "error" for p in problems):
+            problems.append(
+                DataProblem(
+                    file=str(qpath), severity="warning", reason="empty QA file: no transitions or questions"
+                )
+            )
         transitions = result.transitions
         if check_features and (feature_paths or root.is_dir()):
+            before = sum(len(t.questions) for t in transitions)
             transitions = _check_scenes(
-                str(qpath), transitions, dataset.features.get(result.video_id), problems
+                str(qpath),
+                transitions,
+                dataset.features.get(result.video_id),
+                dataset.feature_bad_fields.get(result.video_id, {}),
+                problems,
+                required=features_required,
+                feature_file=feature_file_of.get(result.video_id),
             )
+            dataset.questions_removed_for_features += before - sum(len(t.questions) for t in transitions)
         dataset.problems.extend(problems)
         dataset.transitions.extend(transitions)
     dataset.transitions.sort(key=lambda t: (t.video_id, t.index))
@@ -133,10 +162,33 @@ def load_dataset(path: str | Path, *, lenient: bool = False, check_features: boo
     return dataset
 
 
+def _as_warnings(problems: list[DataProblem]) -> list[DataProblem]:
+    """Feature-file problems for a pipeline that never reads features: reported, never fatal."""
+    return [
+        p.model_copy(
+            update={"severity": "warning", "reason": f"{p.reason} (features are not read by this pipeline)"}
+        )
+        if p.severity == "error"
+        else p
+        for p in problems
+    ]
+
+
 def _check_scenes(
-    file: str, transitions: list[Transition], features: VideoFeatures | None, problems: list[DataProblem]
+    file: str,
+    transitions: list[Transition],
+    features: VideoFeatures | None,
+    bad_fields: dict[str, list[str]],
+    problems: list[DataProblem],
+    *,
+    required: bool = True,
+    feature_file: str | None = None,
 ) -> list[Transition]:
-    """Cross-file check: every scene a transition names must be in the video's feature file."""
+    """Cross-file check: every scene a transition names must be in the video's feature file, readable.
+
+    When features are ``required`` a transition failing it is removed with one error per scene and
+    field; otherwise a missing scene is a warning and the transition is kept.
+    """
     if features is None:
         if transitions:
             problems.append(
@@ -157,18 +209,43 @@ def _check_scenes(
             )
             if scene.scene_id not in features.scenes
         ]
+        n = len(transition.questions)
         for field, scene_id in missing:
             problems.append(
                 DataProblem(
                     file=file,
                     transition=transition.index,
                     field=field,
+                    severity="error" if required else "warning",
                     reason=(
-                        f"{scene_id} is not in {features.video_id}{FEATURES_SUFFIX}; the transition's "
-                        f"{len(transition.questions)} question(s) are rejected"
+                        f"{scene_id} is not in {features.video_id}{FEATURES_SUFFIX}; "
+                        + (
+                            f"the transition's {n} question(s) are rejected"
+                            if required
+                            else "kept (features not read)"
+                        )
                     ),
                 )
             )
-        if not missing:
+        unreadable = [
+            (scene.scene_id, name)
+            for scene in (transition.past_scene, transition.current_scene)
+            for name in bad_fields.get(scene.scene_id, [])
+        ]
+        if required:
+            for scene_id, name in unreadable:
+                problems.append(
+                    DataProblem(
+                        file=feature_file or f"{features.video_id}{FEATURES_SUFFIX}",
+                        transition=transition.index,
+                        scene=scene_id,
+                        field=name,
+                        reason=(
+                            f"feature field unreadable (see the warning on it); the transition's {n} question(s) "
+                            f"in {Path(file).name} are rejected from feature-reading runs"
+                        ),
+                    )
+                )
+        if not required or not (missing or unreadable):
             kept.append(transition)
     return kept

@@ -60,6 +60,8 @@ class RunSummary(BaseModel):
     """Wall time of the answering loop."""
     data_problems: int = 0
     """Problems the (lenient) loader reported and skipped."""
+    removed_for_features: int = 0
+    """Valid questions that left the denominator because a scene they need has a feature problem."""
 
     @property
     def questions_per_s(self) -> float:
@@ -153,7 +155,9 @@ class _Evaluation:
         self.config = config
         self.progress = progress
         self.run = RunDir(config.out)
-        self.dataset = load_dataset(config.data, lenient=config.lenient)
+        self.dataset = load_dataset(
+            config.data, lenient=config.lenient, features_required=config.pipeline != "vlm"
+        )
         self.selected = select_questions(self.dataset, config)
         self.plan = GraphPlan(config, self.dataset, self.run.graphs_dir)
         self._retrievers: dict[str, Any] = {}
@@ -483,6 +487,7 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             cache_hits=counts["cached"],
             elapsed_s=elapsed,
             data_problems=len(ev.dataset.problems),
+            removed_for_features=ev.dataset.questions_removed_for_features,
         )
     finally:
         if cache is not None:

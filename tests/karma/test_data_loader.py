@@ -266,7 +266,9 @@ def test_features_file_values_and_errors(tmp_path: Path) -> None:
     }
     result = load_features_file(write(tmp_path / "v_causal_features.json", doc))
     feats = result.features
-    assert feats is not None and sorted(feats.scenes) == ["scene_001", "scene_003"]
+    # An unreadable field drops the field, not the scene (whether that removes questions is per pipeline).
+    assert feats is not None and sorted(feats.scenes) == ["scene_001", "scene_002", "scene_003"]
+    assert feats.scenes["scene_002"].brightness is None and result.bad_fields == {"scene_002": ["Brightness"]}
     assert (
         feats.scenes["scene_001"].loudness_db == -14.2
         and feats.scenes["scene_001"].extra("Tempo (BPM)") == 98.0
@@ -274,10 +276,10 @@ def test_features_file_values_and_errors(tmp_path: Path) -> None:
     assert feats.scenes["scene_001"].to_published()["Average Loudness (dB)"] == -14.2
     messages = [(p.severity, p.scene, p.field, p.reason) for p in result.problems]
     assert (
-        "error",
+        "warning",
         "scene_002",
         "Brightness",
-        "Input should be a valid number, unable to parse string as a number",
+        "Input should be a valid number, unable to parse string as a number (value 'bright'); the field is dropped",
     ) in messages
     assert ("inferred", "scene_003.mp4", None, "scene key had a .mp4 suffix; removed") in messages
     assert ("error", "clip", None, "scene id must look like scene_NNN") in messages
