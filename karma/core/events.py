@@ -89,9 +89,13 @@ class ChangeEvent(BaseModel):
             return f"{self.direction.split(':', 1)[1]} appears"
         if self.direction.startswith("disappears:"):
             return f"{self.direction.split(':', 1)[1]} disappears"
+        if self.direction.startswith("is:"):
+            # A state after the cut (music:mode:is:minor), not a change.
+            return f"{name} is {self.direction[3:]}"
         if "->" in self.direction:
             a, b = self.direction.split("->", 1)
-            return f"{name} shifts from {a} to {b}"
+            # ``*->Y``: a shift to Y from any other value (events aggregated by target).
+            return f"{name} shifts to {b}" if a == "*" else f"{name} shifts from {a} to {b}"
         return f"{name} {self.direction}"
 
 

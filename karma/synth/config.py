@@ -15,7 +15,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from karma import events as ev
+from karma.core import events as ev
 
 # Visual variables the generator simulates directly; visual_intensity is derived from them.
 SIMULATED_VISUAL = ("brightness", "saturation", "contrast", "motion")
@@ -196,6 +196,11 @@ class ActionRule(_Strict):
     """Size of the effect change (in the effect's units)."""
     probability: float = Field(gt=0, le=1)
     """Probability that the effect is applied when the shift happens."""
+    form: Literal["pairs", "target"] = "pairs"
+    """How the truth, the questions and the option vocabulary name the cause. ``pairs``: one true edge
+    per source label (``visual:action:dancing->running``, ...); ``target``: one edge from the aggregated
+    event "the action shifts to running from any other" (``visual:action:*->running``). All action rules
+    of a world use the same form."""
 
 
 class ObjectRule(_Strict):
@@ -228,7 +233,27 @@ class ModeRule(_Strict):
     """Probability of the flip when the cause event happens in the source mode."""
 
 
-Rule = Annotated[NumericRule | ActionRule | ObjectRule | ModeRule, Field(discriminator="kind")]
+class KeyStateRule(_Strict):
+    """An up/down event of a visual variable leaves the key in a mode: a state-valued effect.
+
+    "Contrast rises -> the key is minor": when the cause happens the next scene is in ``state`` with
+    ``probability`` (a flip to the relative key when the past scene was in the other mode, no change
+    when it already was). The true edge's effect is the state event ``music:mode:is:<state>``, not a
+    change; a world with key-state rules names the mode by states in its questions and options.
+    """
+
+    kind: Literal["key_state"] = "key_state"
+    cause: str
+    """Visual variable."""
+    when: Literal["up", "down"]
+    """Direction of the cause event."""
+    state: Literal["major", "minor"]
+    """The mode the current scene is in after the cut."""
+    probability: float = Field(gt=0, le=1)
+    """Probability that the rule sets the mode when its cause happens."""
+
+
+Rule = Annotated[NumericRule | ActionRule | ObjectRule | ModeRule | KeyStateRule, Field(discriminator="kind")]
 
 
 class TrendConfig(_Strict):
@@ -310,6 +335,26 @@ class WorldConfig(_Strict):
     """Planted non-causal co-movements."""
     questions: QuestionConfig = Field(default_factory=QuestionConfig)
     """Question drawing."""
+    feature_keys: dict[str, str] = Field(default_factory=dict)
+    """Canonical feature key -> the spelling written into the feature files instead (``"Brightness":
+    "luma"``). Every spelling must be an alias the feature table (karma.core.features) resolves to that
+    key, so a reader that resolves aliases sees the same values; one that does not loses the variable."""
+    option_texts: dict[str, str] = Field(default_factory=dict)
+    """Event id -> the text its answer options show instead of the event title (``music:loudness:up``:
+    ``"the mix swells"``). A key may hold one placeholder for the label part of a categorical event:
+    ``visual:action:*->{label}``, ``visual:object:appears:{label}``. Events without a text keep their
+    title."""
+
+    @property
+    def action_form(self) -> str:
+        """``target`` when the world's action rules name their cause as "shift to X from any action"."""
+        forms = {rule.form for rule in self.rules if isinstance(rule, ActionRule)}
+        return "target" if "target" in forms else "pairs"
+
+    @property
+    def mode_form(self) -> str:
+        """``state`` when the world's key rules have state-valued effects (``music:mode:is:minor``)."""
+        return "state" if any(isinstance(rule, KeyStateRule) for rule in self.rules) else "change"
 
     @model_validator(mode="after")
     def _consistent(self) -> WorldConfig:
@@ -340,7 +385,7 @@ class WorldConfig(_Strict):
         rule_causes: set[str] = set()
         for i, rule in enumerate(self.rules):
             where = f"rules[{i}]"
-            if isinstance(rule, NumericRule | ModeRule):
+            if isinstance(rule, NumericRule | ModeRule | KeyStateRule):
                 rule_causes.add(rule.cause)
                 if rule.cause not in self.visual:
                     problems.append(f"{where}.cause: {rule.cause!r} is not a visual variable of this world")
@@ -361,12 +406,49 @@ class WorldConfig(_Strict):
                 problems.append(
                     f"{where}.visual: {trend.visual!r} is also a rule cause; pick another variable"
                 )
+        action_forms = {rule.form for rule in self.rules if isinstance(rule, ActionRule)}
+        if len(action_forms) > 1:
+            problems.append("rules: action rules mix form 'pairs' and 'target'; use one form per world")
+        kinds = {type(rule) for rule in self.rules}
+        if ModeRule in kinds and KeyStateRule in kinds:
+            problems.append(
+                "rules: 'mode' (change) and 'key_state' (state) rules in one world; use one convention"
+            )
+        problems += _feature_key_problems(self.feature_keys)
+        for key in self.option_texts:
+            if not _option_key_ok(key):
+                problems.append(
+                    f"option_texts.{key}: not an event id (modality:variable:direction, "
+                    "optionally with one {label} placeholder)"
+                )
         for name in (*self.visual, *self.music):
             if name not in ev.READABLE:
                 problems.append(f"{name}: not in the karma.events vocabulary")
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+
+def _feature_key_problems(feature_keys: dict[str, str]) -> list[str]:
+    from karma.core.features import FEATURE_BY_KEY, resolve_feature_key
+
+    problems = []
+    for canonical, spelling in feature_keys.items():
+        if canonical not in FEATURE_BY_KEY:
+            problems.append(f"feature_keys.{canonical}: not a canonical feature key")
+        elif resolve_feature_key(spelling) != canonical:
+            problems.append(
+                f"feature_keys.{canonical}: {spelling!r} is not a spelling the feature table resolves "
+                f"to {canonical!r}"
+            )
+    return problems
+
+
+def _option_key_ok(key: str) -> bool:
+    parts = key.split(":", 2)
+    if len(parts) != 3 or parts[0] not in ("visual", "music") or not parts[1] or not parts[2]:
+        return False
+    return key.count("{") == key.count("}") <= 1
 
 
 def resolve_world(world: WorldConfig, rng: np.random.Generator) -> WorldConfig:
@@ -385,6 +467,20 @@ def resolve_world(world: WorldConfig, rng: np.random.Generator) -> WorldConfig:
             rule = rule.model_copy(update=update)
         rules.append(rule)
     return world.model_copy(update={"rules": rules})
+
+
+def dump_world(world: WorldConfig) -> dict[str, object]:
+    """The config as ``world.json`` records it. Options added after the first worlds (an action rule's
+    ``form``, ``feature_keys``, ``option_texts``) are left out at their defaults, so older worlds keep
+    byte-identical files."""
+    data = world.model_dump(mode="json")
+    for rule in data["rules"]:
+        if rule.get("kind") == "action" and rule.get("form") == "pairs":
+            del rule["form"]
+    for name in ("feature_keys", "option_texts"):
+        if not data[name]:
+            del data[name]
+    return data
 
 
 def require_resolved(world: WorldConfig) -> None:

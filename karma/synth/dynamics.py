@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig, require_resolved
+from karma.synth.config import (
+    ActionRule,
+    KeyStateRule,
+    ModeRule,
+    NumericRule,
+    ObjectRule,
+    WorldConfig,
+    require_resolved,
+)
 from karma.synth.truth import build_ground_truth
 
 MAX_RESTARTS = 20
@@ -200,6 +208,11 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                 cause_happened = visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
                 source_ok = prev_minor if rule.direction == "minor_to_major" else ~prev_minor
                 flip_mode |= cause_happened & source_ok & (rng.random(n) < rule.probability)
+            elif isinstance(rule, KeyStateRule):
+                # The rule sets the mode: a flip when the past scene was in the other mode, else none.
+                cause_happened = visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
+                applied = cause_happened & (rng.random(n) < rule.probability)
+                flip_mode = np.where(applied, prev_minor != (rule.state == "minor"), flip_mode)
         new_minor = prev_minor ^ flip_mode
         # A mode flip goes to the relative key (C major <-> A minor): three semitones down or up.
         new_tonic = tonic[idx, s - 1] + np.where(flip_mode, np.where(prev_minor, 3, -3), 0)
@@ -228,6 +241,9 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                 fired |= cause_happened & (
                     mode_dir[idx, s] == (1 if rule.direction == "minor_to_major" else -1)
                 )
+            elif isinstance(rule, KeyStateRule):
+                cause_happened = visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
+                fired |= cause_happened & (minor[idx, s] == (rule.state == "minor"))
         return fired & counterfactual_possible(idx, s, prev_action, new_action, prev_objects, new_objects)
 
     def counterfactual_possible(
@@ -267,7 +283,11 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                 possible |= room & ~happened & effect_ok
             elif variable == "action":
                 source, target = direction.split("->", 1)
-                possible |= (prev_action == label_index[source]) & (new_action != label_index[target])
+                if source == "*":
+                    # "Shift to target from any action": possible wherever the action is not target yet.
+                    possible |= (prev_action != label_index[target]) & (new_action != label_index[target])
+                else:
+                    possible |= (prev_action == label_index[source]) & (new_action != label_index[target])
             elif variable == "object":
                 j = object_index[direction.split(":", 1)[1]]
                 possible |= ~prev_objects[:, j] & ~new_objects[:, j]

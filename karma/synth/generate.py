@@ -5,6 +5,7 @@ Output folder (flat, so ``karma data validate OUT`` reads it directly)::
     OUT/<video_id>_qa.json                 published QA format
     OUT/<video_id>_causal_features.json    published feature format (+ Tempo, Valence, Arousal)
     OUT/ground_truth.json                  the world's true causal edges, non-causal and proxy pairs
+    OUT/rules.json                         the same truth rule by rule (docs/graph.md, rule-level truth)
     OUT/question_truth.jsonl               per question: ids, type, cause events, effect event, answer
     OUT/world.json                         the resolved config, seed and generation counts
     OUT/clips/<video_id>/scene_NNN.mp4     (media mode) scene clips with audio
@@ -23,12 +24,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from karma import records as r
-from karma.synth.config import WorldConfig, resolve_world
+from karma.core import records as r
+from karma.synth.config import WorldConfig, dump_world, resolve_world
 from karma.synth.definitions import MOOD_LABELS, key_name, mood_scores, total_visual_intensity
 from karma.synth.dynamics import Simulation, simulate
 from karma.synth.questions import Cut, QuestionMaker
 from karma.synth.truth import GroundTruth, build_ground_truth, music_event, visual_event
+from karma.synth.truth_rules import rules_json
 
 GENERATOR_VERSION = 1
 # Change events of the derived Total_Visual_Intensity use this threshold (its units: see definitions.py).
@@ -132,7 +134,7 @@ def generate(
     _clear_stale(out, set(video_ids))
     # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
     world_json: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
-    world_json.update(thresholds=_thresholds(world), config=world.model_dump(mode="json"))
+    world_json.update(thresholds=_thresholds(world), config=dump_world(world))
     (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
 
     scenes = _scene_dicts(world, sim)
@@ -216,6 +218,8 @@ def generate(
     (out / "question_truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
     ground_truth = _ground_truth_json(world, seed, truth, counts, cause_counts)
     (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1), encoding="utf-8")
+    rules = rules_json(world, seed, truth)
+    (out / "rules.json").write_text(json.dumps(rules, indent=1), encoding="utf-8")
     world_json = {
         "generator_version": GENERATOR_VERSION,
         "seed": seed,
@@ -224,7 +228,7 @@ def generate(
         "questions": n_questions,
         "redraws": sim.redraws,
         "thresholds": _thresholds(world),
-        "config": world.model_dump(mode="json"),
+        "config": dump_world(world),
     }
     (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
 
@@ -291,12 +295,18 @@ def _thresholds(world: WorldConfig) -> dict[str, float]:
 
 def _question_maker(world: WorldConfig, truth: GroundTruth, rng: random.Random) -> QuestionMaker:
     music_vocab = [music_event(name, d) for name in world.music for d in ("up", "down")]
-    music_vocab += [music_event("mode", "major_to_minor"), music_event("mode", "minor_to_major")]
+    if world.mode_form == "state":
+        music_vocab += [music_event("mode", "is:major"), music_event("mode", "is:minor")]
+    else:
+        music_vocab += [music_event("mode", "major_to_minor"), music_event("mode", "minor_to_major")]
     visual_numeric = [
         visual_event(name, d) for name in (*world.visual, "visual_intensity") for d in ("up", "down")
     ]
     labels = world.action.labels
-    action_vocab = [visual_event("action", f"{a}->{b}") for a in labels for b in labels if a != b]
+    if world.action_form == "target":
+        action_vocab = [visual_event("action", f"*->{b}") for b in labels]
+    else:
+        action_vocab = [visual_event("action", f"{a}->{b}") for a in labels for b in labels if a != b]
     object_vocab = [visual_event("object", f"appears:{label}") for label in world.objects.labels]
     ranges = {
         name: (cfg.low, cfg.high, cfg.threshold, cfg.change_scale) for name, cfg in world.visual.items()
@@ -312,6 +322,7 @@ def _question_maker(world: WorldConfig, truth: GroundTruth, rng: random.Random) 
         trap_probability=world.questions.trap_probability,
         max_traps=world.questions.max_traps,
         visual_ranges=ranges,
+        texts=world.option_texts,
     )
 
 
@@ -340,6 +351,7 @@ def _scene_dicts(world: WorldConfig, sim: Simulation) -> list[list[dict[str, Any
     object_score = sim.object_score.tolist()
     tonic = sim.tonic.tolist()
     minor = sim.minor.tolist()
+    renamed = world.feature_keys
     out: list[list[dict[str, Any]]] = []
     for v in range(n_videos):
         row = []
@@ -369,6 +381,8 @@ def _scene_dicts(world: WorldConfig, sim: Simulation) -> list[list[dict[str, Any
             for name in ("tempo", "valence", "arousal"):
                 if name in mus:
                     scene[MUSIC_KEYS[name]] = mus[name][v][s]
+            if renamed:
+                scene = {renamed.get(key, key): value for key, value in scene.items()}
             row.append(scene)
         out.append(row)
     return out
@@ -397,7 +411,8 @@ def _cut(world: WorldConfig, sim: Simulation, truth: GroundTruth, v: int, s: int
     labels = world.action.labels
     action_before, action_after = labels[int(sim.action[v, s - 1])], labels[int(sim.action[v, s])]
     if action_before != action_after:
-        visual_events.append(visual_event("action", f"{action_before}->{action_after}"))
+        source = "*" if world.action_form == "target" else action_before
+        visual_events.append(visual_event("action", f"{source}->{action_after}"))
     objects = world.objects.labels
     objects_before = {objects[j] for j in np.nonzero(sim.objects[v, s - 1])[0]}
     objects_after = {objects[j] for j in np.nonzero(sim.objects[v, s])[0]}
@@ -413,7 +428,10 @@ def _cut(world: WorldConfig, sim: Simulation, truth: GroundTruth, v: int, s: int
         if (d := int(values[v, s])) != 0
     ]
     mode = int(sim.mode_dir[v, s])
-    if mode:
+    if world.mode_form == "state":
+        # A state-valued world names the mode the current scene is in, flipped or not.
+        music_events.append(music_event("mode", "is:minor" if sim.minor[v, s] else "is:major"))
+    elif mode:
         music_events.append(music_event("mode", "minor_to_major" if mode > 0 else "major_to_minor"))
     music_set = set(music_events)
     fired = [

@@ -16,10 +16,11 @@ option" stays at chance.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
-from karma.events import parse_event_id
-from karma.records import OPTION_LETTERS
+from karma.core.events import parse_event_id
+from karma.core.records import OPTION_LETTERS
 from karma.synth.truth import GroundTruth, visual_event
 
 UNITS = {"loudness": " dB", "tempo": " BPM", "valence": " (1-9 scale)", "arousal": " (1-9 scale)"}
@@ -124,6 +125,8 @@ class QuestionMaker:
     max_traps: int
     visual_ranges: dict[str, tuple[float, float, float, float]]
     """visual variable -> (low, high, threshold, scale)."""
+    texts: dict[str, str] = field(default_factory=dict)
+    """The world's option texts (event id or ``...{label}`` pattern -> text); titles where absent."""
     _titles: dict[str, str] = field(default_factory=dict)
     _letters: list[str] = field(default_factory=list)
     _steer: dict[str, _LengthSteer] = field(default_factory=dict)
@@ -132,7 +135,9 @@ class QuestionMaker:
     def title(self, event_id: str) -> str:
         title = self._titles.get(event_id)
         if title is None:
-            title = self._titles[event_id] = parse_event_id(event_id).title
+            title = self._titles[event_id] = (
+                option_text(self.texts, event_id) or parse_event_id(event_id).title
+            )
         return title
 
     def _next_letter(self) -> str:
@@ -334,7 +339,11 @@ class QuestionMaker:
                 out.append((cause, happened, instead))
             elif variable == "action":
                 source, target = direction.split("->", 1)
-                if source != cut.action_before or cut.action_after == target:
+                if source == "*":
+                    # "Shift to target from any action": the action before must not be target already.
+                    if cut.action_before == target or cut.action_after == target:
+                        continue
+                elif source != cut.action_before or cut.action_after == target:
                     continue
                 happened = (
                     f"the main action stayed {cut.action_before}"
@@ -389,6 +398,23 @@ class QuestionMaker:
             "Counterfactual", text, options, letter, explanation, "counterfactual",
             [cause], effect, effect, option_events,
         )  # fmt: skip
+
+
+def option_text(texts: dict[str, str], event_id: str) -> str | None:
+    """The world's text for an event: an exact key, else a key with a ``{label}`` placeholder whose
+    fixed parts match (``visual:action:*->{label}`` matches ``visual:action:*->running``)."""
+    if event_id in texts:
+        return texts[event_id]
+    for key, text in texts.items():
+        match = _placeholder_re(key).fullmatch(event_id) if "{" in key else None
+        if match is not None:
+            return text.replace(key[key.index("{") : key.index("}") + 1], match.group(1))
+    return None
+
+
+def _placeholder_re(key: str) -> re.Pattern[str]:
+    start, end = key.index("{"), key.index("}")
+    return re.compile(re.escape(key[:start]) + "(.+)" + re.escape(key[end + 1 :]))
 
 
 def _article(label: str) -> str:

@@ -1,7 +1,9 @@
 """The world's ground truth, read off its config: which change events cause which.
 
 Numeric rules yield both directions (brightness up -> loudness up and brightness down -> loudness down
-for a positive rule). Action rules yield one edge per source label (``visual:action:X->running``).
+for a positive rule). Action rules yield one edge per source label (``visual:action:X->running``), or
+with ``form: target`` one edge from the aggregated shift (``visual:action:*->running``). Key-state rules
+yield an edge to a state event (``music:mode:is:minor``).
 Trends yield non-causal pairs; rules whose cause feeds Total_Visual_Intensity yield *proxy* pairs
 (visual intensity moves with a true cause, so it is associated with the effect without being a rule).
 """
@@ -11,7 +13,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from karma.synth.config import ActionRule, ModeRule, NumericRule, ObjectRule, WorldConfig, require_resolved
+from karma.synth.config import (
+    ActionRule,
+    KeyStateRule,
+    ModeRule,
+    NumericRule,
+    ObjectRule,
+    WorldConfig,
+    require_resolved,
+)
 
 # Visual variables that feed Total_Visual_Intensity with a positive weight (see definitions.py).
 INTENSITY_INPUTS = ("motion", "contrast", "saturation")
@@ -71,6 +81,16 @@ def build_ground_truth(world: WorldConfig) -> GroundTruth:
                         "numeric",
                     )
                 )
+        elif isinstance(rule, ActionRule) and rule.form == "target":
+            edges.append(
+                TrueEdge(
+                    visual_event("action", f"*->{rule.to}"),
+                    music_event(rule.effect, rule.direction),
+                    rule.probability,
+                    i,
+                    "action",
+                )
+            )
         elif isinstance(rule, ActionRule):
             for source in world.action.labels:
                 if source != rule.to:
@@ -101,6 +121,16 @@ def build_ground_truth(world: WorldConfig) -> GroundTruth:
                     rule.probability,
                     i,
                     "mode",
+                )
+            )
+        elif isinstance(rule, KeyStateRule):
+            edges.append(
+                TrueEdge(
+                    visual_event(rule.cause, rule.when),
+                    music_event("mode", f"is:{rule.state}"),
+                    rule.probability,
+                    i,
+                    "key_state",
                 )
             )
     # Two rules may share a (cause, effect) pair; keep the first one, its strength is what the config says.
