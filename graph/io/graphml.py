@@ -15,6 +15,7 @@ from typing import Any, get_args
 import networkx as nx
 
 from graph.model import CausalGraph, CkgEdge, CkgNode, EdgeRelation, NodeKind
+from karma.core.atomic import atomic_path
 
 GRAPHML_FILE = "graph.graphml"
 _NODE_KINDS = set(get_args(NodeKind))
@@ -51,7 +52,8 @@ def to_networkx(graph: CausalGraph) -> nx.MultiDiGraph:
 def write_graphml(graph: CausalGraph, path: str | Path) -> Path:
     """Write the graph as GraphML."""
     path = Path(path)
-    nx.write_graphml(to_networkx(graph), path, named_key_ids=True)
+    with atomic_path(path) as tmp:
+        nx.write_graphml(to_networkx(graph), tmp, named_key_ids=True)
     return path
 
 

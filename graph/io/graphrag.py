@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graph.model import CausalGraph, CkgEdge, CkgNode, EdgeRelation, NodeKind
+from karma.core.atomic import atomic_path
 
 ENTITIES_FILE = "entities.parquet"
 RELATIONSHIPS_FILE = "relationships.parquet"
@@ -147,8 +148,10 @@ def write_graphrag(graph: CausalGraph, directory: str | Path) -> tuple[Path, Pat
     )
     entities_path = directory / ENTITIES_FILE
     relationships_path = directory / RELATIONSHIPS_FILE
-    pq.write_table(entities, entities_path)
-    pq.write_table(relationships, relationships_path)
+    with atomic_path(entities_path) as tmp:
+        pq.write_table(entities, tmp)
+    with atomic_path(relationships_path) as tmp:
+        pq.write_table(relationships, tmp)
     return entities_path, relationships_path
 
 

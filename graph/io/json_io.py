@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from graph.model import CausalGraph
+from karma.core.atomic import atomic_write_text
 
 GRAPH_JSON = "graph.json"
 
@@ -16,7 +17,7 @@ def write_json(graph: CausalGraph, path: str | Path) -> Path:
     """Write the graph as JSON (keys in id order, so equal graphs give identical files)."""
     path = Path(path)
     payload = graph.model_dump(mode="json")
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
     return path
 
 

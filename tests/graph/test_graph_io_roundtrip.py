@@ -42,6 +42,7 @@ def test_every_format_round_trips_losslessly(built: CausalGraph, tmp_path: Path)
         ENTITIES_FILE,
         "graph.graphml",
         "graph.json",
+        "karma-complete.json",
         RELATIONSHIPS_FILE,
     ]
     for loaded in (
