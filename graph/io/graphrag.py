@@ -9,12 +9,19 @@ description, weight, combined_degree, text_unit_ids`` -- with ``source``/``targe
 transition ids. The build config travels in the entities file's schema metadata.
 
 Reading accepts karma's tables and plain GraphRAG ones, with endpoints given as titles or entity ids.
+As loose as the published scripts and as the tables GraphRAG 0.x/1.x and people write by hand: an
+entity table without ``title`` falls back to ``name``, then ``id`` (warned); rows that repeat a title
+are merged into one node (warned; their ids all resolve to it, distinct descriptions are kept).
+A plain GraphRAG table's entity and relationship ids are kept (the graph's ``build_config`` records the
+relationship ids under ``graphrag_ids``), so import -> export -> import gives back the same ids,
+titles and descriptions.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any, get_args
@@ -86,7 +93,30 @@ RELATIONSHIP_SCHEMA = pa.schema(
         ("source_questions", pa.list_(pa.string())),
     ]
 )
+MERGED_DESCRIPTION_SEP = "; "
+"""Joins the distinct descriptions of entity rows merged under one title."""
+GRAPHRAG_IDS_KEY = "graphrag_ids"
+"""``build_config`` key: {"relationships": {karma edge id: table id}} of an imported plain table."""
 _NODE_KINDS = set(get_args(NodeKind))
+
+
+class GraphImportWarning(UserWarning):
+    """Something in an imported table was read loosely (merged titles, missing title column)."""
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def entity_table_id(node: CkgNode, imported: bool) -> str:
+    """The ``id`` written for a node: its own id when it came from a table (kept), else a stable UUID."""
+    return node.id if imported else stable_uuid("node", node.id)
+
+
 _RELATIONS = set(get_args(EdgeRelation))
 
 
@@ -106,9 +136,12 @@ def write_graphrag(graph: CausalGraph, directory: str | Path) -> tuple[Path, Pat
         degree[edge.source] += 1
         degree[edge.target] += 1
     nodes = [graph.nodes[k] for k in node_ids]
+    kept_ids = graph.build_config.get(GRAPHRAG_IDS_KEY) or {}
+    kept_edges: dict[str, str] = dict(kept_ids.get("relationships", {})) if isinstance(kept_ids, dict) else {}
+    imported_nodes = set(kept_ids.get("entities", [])) if isinstance(kept_ids, dict) else set()
     entities = pa.table(
         {
-            "id": [stable_uuid("node", n.id) for n in nodes],
+            "id": [entity_table_id(n, n.id in imported_nodes) for n in nodes],
             "human_readable_id": list(range(len(nodes))),
             "title": [n.title for n in nodes],
             "type": [n.kind.upper() for n in nodes],
@@ -126,7 +159,7 @@ def write_graphrag(graph: CausalGraph, directory: str | Path) -> tuple[Path, Pat
     edges = [graph.edges[k] for k in edge_ids]
     relationships = pa.table(
         {
-            "id": [stable_uuid("edge", e.id) for e in edges],
+            "id": [kept_edges.get(e.id) or stable_uuid("edge", e.id) for e in edges],
             "human_readable_id": list(range(len(edges))),
             "source": [graph.nodes[e.source].title for e in edges],
             "target": [graph.nodes[e.target].title for e in edges],
@@ -189,49 +222,86 @@ def _number(value: Any, kind: type, path: Path, row: int, column: str) -> Any:
         raise ValueError(f"{path}: row {row}, column {column!r}: not a number: {value!r}") from None
 
 
-def read_graphrag(entities_path: str | Path, relationships_path: str | Path) -> CausalGraph:
+def read_graphrag(
+    entities_path: str | Path, relationships_path: str | Path, *, report: list[str] | None = None
+) -> CausalGraph:
     """Load GraphRAG-shaped tables (karma's or GraphRAG's own) into a CausalGraph.
 
     Relationship endpoints may be entity titles (GraphRAG's form) or entity ids; every relationship
     row becomes an edge, and an endpoint that matches no entity is an error naming file, row and field.
+    Loose tables are read with a warning each (appended to ``report`` when given, else issued as
+    :class:`GraphImportWarning`): no ``title`` column (``name``, then ``id`` is the title), and rows
+    repeating a title (merged into the first row's node).
     """
     entities_path, relationships_path = Path(entities_path), Path(relationships_path)
-    title_column = "title"
+    notes: list[str] = []
     entity_rows, metadata = _read_rows(entities_path, ())
-    if entity_rows and "title" not in entity_rows[0]:
-        if "name" not in entity_rows[0]:
-            raise ValueError(f"{entities_path}: missing required column 'title'")
-        title_column = "name"  # early GraphRAG versions
+    columns = set(entity_rows[0]) if entity_rows else set()
+    title_column = next((c for c in ("title", "name", "id") if c in columns), "title")
+    if entity_rows and title_column != "title":
+        notes.append(f"{entities_path}: no 'title' column; entity titles are read from {title_column!r}")
+    elif entity_rows and "title" not in columns:
+        raise ValueError(f"{entities_path}: no 'title', 'name' or 'id' column; has {sorted(columns)}")
     relationship_rows, _ = _read_rows(relationships_path, ("source", "target"))
 
     nodes: dict[str, CkgNode] = {}
     by_title: dict[str, str] = {}
     by_table_id: dict[str, str] = {}
+    imported_ids: list[str] = []
+    merged: Counter[str] = Counter()
+    descriptions: dict[str, list[str]] = {}
     for row, rec in enumerate(entity_rows):
         title = _text(rec.get(title_column)).strip()
+        if not title and title_column != "id":
+            title = _text(rec.get("id")).strip()
+            if title:
+                notes.append(
+                    f"{entities_path}: row {row}: empty {title_column!r}; the entity id is its title"
+                )
         if not title:
             raise ValueError(f"{entities_path}: row {row}, column {title_column!r}: empty title")
-        node_id = _text(rec.get("ckg_id")) or _text(rec.get("id")) or title
+        ckg_id = _text(rec.get("ckg_id"))
+        node_id = ckg_id or _text(rec.get("id")) or title
         kind = _text(rec.get("kind")) or _text(rec.get("type")).lower()
         if kind not in _NODE_KINDS:
             kind = "text"
+        description = _text(rec.get("description"))
+        frequency = _number(rec.get("frequency"), int, entities_path, row, "frequency")
+        if title in by_title:
+            first = nodes[by_title[title]]
+            merged[title] += 1
+            parts = descriptions.setdefault(first.id, [first.description] if first.description else [])
+            if description and description not in parts:
+                parts.append(description)
+            nodes[first.id] = first.model_copy(
+                update={
+                    "description": MERGED_DESCRIPTION_SEP.join(parts),
+                    "frequency": first.frequency + frequency,
+                }
+            )
+            if rec.get("id") is not None:
+                by_table_id.setdefault(_text(rec["id"]), first.id)
+            by_table_id.setdefault(node_id, first.id)
+            continue
         if node_id in nodes:
             raise ValueError(f"{entities_path}: row {row}, column 'id': duplicate entity id {node_id!r}")
-        if title in by_title:
-            raise ValueError(
-                f"{entities_path}: row {row}, column {title_column!r}: duplicate title {title!r}"
-            )
         nodes[node_id] = CkgNode(
             id=node_id,
             title=title,
             kind=kind,  # type: ignore[arg-type]
-            description=_text(rec.get("description")),
-            frequency=_number(rec.get("frequency"), int, entities_path, row, "frequency"),
+            description=description,
+            frequency=frequency,
         )
+        if not ckg_id and rec.get("id") is not None:
+            imported_ids.append(node_id)
         by_title[title] = node_id
         if rec.get("id") is not None:
             by_table_id[_text(rec["id"])] = node_id
         by_table_id.setdefault(node_id, node_id)
+    for title, extra in sorted(merged.items()):
+        notes.append(
+            f"{entities_path}: title {title!r} appears {extra + 1} times; the rows are merged into one node"
+        )
 
     def endpoint(rec: dict[str, Any], row: int, side: str) -> str:
         karma_id = _text(rec.get(f"{side}_id"))
@@ -248,6 +318,7 @@ def read_graphrag(entities_path: str | Path, relationships_path: str | Path) -> 
         )
 
     edges: dict[str, CkgEdge] = {}
+    kept_edge_ids: dict[str, str] = {}
     for row, rec in enumerate(relationship_rows):
         source, target = endpoint(rec, row, "source"), endpoint(rec, row, "target")
         relation = _text(rec.get("relation")) or "text_relation"
@@ -261,6 +332,8 @@ def read_graphrag(entities_path: str | Path, relationships_path: str | Path) -> 
             raise ValueError(
                 f"{relationships_path}: row {row}, column 'id': duplicate relationship {edge_id!r}"
             )
+        if not _text(rec.get("ckg_id")) and rec.get("id") is not None:
+            kept_edge_ids[edge_id] = _text(rec["id"])
         edges[edge_id] = CkgEdge(
             id=edge_id,
             source=source,
@@ -278,6 +351,16 @@ def read_graphrag(entities_path: str | Path, relationships_path: str | Path) -> 
     build_config: dict[str, object] = {}
     if BUILD_CONFIG_META in metadata:
         build_config = json.loads(metadata[BUILD_CONFIG_META])
+    if imported_ids or kept_edge_ids:
+        build_config[GRAPHRAG_IDS_KEY] = {
+            "entities": sorted(imported_ids),
+            "relationships": dict(sorted(kept_edge_ids.items())),
+        }
+    if report is not None:
+        report.extend(notes)
+    else:
+        for note in notes:
+            warnings.warn(note, GraphImportWarning, stacklevel=2)
     return CausalGraph(
         nodes={k: nodes[k] for k in sorted(nodes)},
         edges={k: edges[k] for k in sorted(edges)},

@@ -288,8 +288,19 @@ def import_graph(
     ),
     out: Path = typer.Option(..., "--out", help="Graph folder to write (all formats)."),
 ) -> None:
-    """Import a graph (GraphRAG tables with title or id endpoints, GraphML, JSON) into a karma graph folder."""
-    graph = _load(source)
+    """Import a graph (GraphRAG tables with title or id endpoints, GraphML, JSON) into a karma graph folder.
+
+    Loose GraphRAG tables (duplicate titles, no ``title`` column) import with one warning line each.
+    """
+    import warnings
+
+    from graph.io.graphrag import GraphImportWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GraphImportWarning)
+        graph = _load(source)
+    for warning in caught:
+        _console().print(f"[yellow]warning[/yellow] {warning.message}")
     from graph.io import save_graph
 
     save_graph(graph, out)
