@@ -6,12 +6,12 @@ Node ids are event ids from ``karma.core.events`` (``visual:brightness:up``) or 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from abc import ABC, abstractmethod
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from karma.core.hashing import canonical_hash
 
 NodeKind = Literal["visual_change", "music_change", "concept", "text"]
 EdgeRelation = Literal["causes", "co_moves", "text_relation", "instance_of"]
@@ -74,15 +74,13 @@ class CausalGraph(BaseModel):
 
     def content_hash(self) -> str:
         """Hash of nodes and edges (not of build_config): decides index rebuilds and provenance."""
-        payload = json.dumps(
+        return canonical_hash(
             {
                 "nodes": [self.nodes[k].model_dump() for k in sorted(self.nodes)],
                 "edges": [self.edges[k].model_dump() for k in sorted(self.edges)],
             },
-            sort_keys=True,
-            separators=(",", ":"),
+            16,
         )
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 class GraphStore(ABC):

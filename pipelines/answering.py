@@ -8,13 +8,12 @@ prompt that depends on whether the graph is on.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
+from karma.core.hashing import canonical_hash
 from karma.core.records import (
     OPTION_LETTERS,
     PUBLISHED_TYPE_NAME,
@@ -137,8 +136,7 @@ def resolve_question(transition: Transition, question: Question | int) -> Questi
 
 def request_hash(request: ChatRequest) -> str:
     """sha256 of the canonical JSON of a request."""
-    canonical = json.dumps(request.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return canonical_hash(request.model_dump(mode="json"))
 
 
 class GraphContext:

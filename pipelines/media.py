@@ -18,6 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from karma.core.hashing import file_sha256
+from karma.core.media import MediaError, MediaInfo
+from karma.core.media import probe as probe
+from karma.core.paths import cache_root
+
 MEDIA_CACHE_VERSION = "1"
 """Bumped when the way derived clips are written changes (part of every cache key)."""
 AAC_FRAME_SAMPLES = 1024
@@ -37,70 +42,12 @@ class AudioMode(StrEnum):
     """A silent AAC track of the clip's duration (models that require an audio stream)."""
 
 
-class MediaError(RuntimeError):
-    """A clip could not be read or written; the message names the file."""
+default_cache_dir = cache_root
+"""karma's one cache root (``karma.core.paths.cache_root``); derived clips go to its ``media/``."""
 
 
-def default_cache_dir() -> Path:
-    """``$KARMA_CACHE_DIR`` or ``.cache/karma`` under the working directory."""
-    return Path(os.environ.get("KARMA_CACHE_DIR", ".cache/karma"))
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class ClipInfo:
-    """What the container says about a clip."""
-
-    path: Path
-    width: int
-    height: int
-    fps: float
-    frame_count: int
-    duration_s: float
-    has_audio: bool
-    audio_rate: int | None
-    audio_channels: int | None
-
-
-def probe(path: str | Path) -> ClipInfo:
-    """Read stream facts with PyAV (no frame decoding)."""
-    import av
-
-    path = Path(path)
-    if not path.is_file():
-        raise MediaError(f"clip not found: {path}")
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise MediaError(f"{path}: no video stream")
-            video = container.streams.video[0]
-            fps = float(video.average_rate or video.guessed_rate or 0.0)
-            if video.duration is not None and video.time_base is not None:
-                duration = float(video.duration * video.time_base)
-            else:
-                duration = float(container.duration or 0) / 1_000_000
-            frames = video.frames or round(duration * fps)
-            audio = container.streams.audio[0] if container.streams.audio else None
-            return ClipInfo(
-                path=path,
-                width=video.codec_context.width,
-                height=video.codec_context.height,
-                fps=fps,
-                frame_count=int(frames),
-                duration_s=duration,
-                has_audio=audio is not None,
-                audio_rate=audio.rate if audio is not None else None,
-                audio_channels=audio.channels if audio is not None else None,
-            )
-    except av.error.FFmpegError as exc:
-        raise MediaError(f"{path}: cannot open as video: {exc}") from exc
+ClipInfo = MediaInfo
+"""What the container says about a clip (``karma.core.media.MediaInfo``)."""
 
 
 @dataclass(frozen=True)

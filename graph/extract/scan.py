@@ -16,12 +16,9 @@ import numpy as np
 
 from graph.extract.options import ExtractOptions
 from graph.extract.visual import FrameStats, frame_stats, luma
+from karma.core.media import MediaError, probe
 
 _CHUNK = 48  # frames per decord batch: bounded memory, few Python round trips
-
-
-class MediaError(RuntimeError):
-    """A video that cannot be used (unreadable, truncated, no video stream)."""
 
 
 @dataclass
@@ -61,32 +58,12 @@ class VideoScan:
 
 
 def probe_video(path: Path) -> Probe:
-    """Read size, rate and duration with PyAV; raise MediaError when the file is not a usable video."""
-    import av
-
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise MediaError(f"{path}: no video stream")
-            stream = container.streams.video[0]
-            rate = stream.average_rate or stream.guessed_rate
-            fps = float(rate) if rate else 0.0
-            if stream.duration is not None and stream.time_base is not None:
-                duration = float(stream.duration * stream.time_base)
-            elif container.duration is not None:
-                duration = container.duration / 1_000_000
-            else:
-                duration = 0.0
-            width, height = stream.codec_context.width, stream.codec_context.height
-            has_audio = bool(container.streams.audio)
-            frames = stream.frames or round(duration * fps)
-    except MediaError:
-        raise
-    except Exception as exc:  # PyAV raises many FFmpeg error classes; all mean "unreadable"
-        raise MediaError(f"{path}: cannot open: {type(exc).__name__}: {exc}") from exc
-    if fps <= 0 or width <= 0 or height <= 0:
+    """Read size, rate and duration (``karma.core.media.probe``); raise MediaError when the file is
+    not a usable video."""
+    info = probe(path)
+    if info.fps <= 0 or info.width <= 0 or info.height <= 0:
         raise MediaError(f"{path}: video stream has no frame rate or size")
-    return Probe(width, height, fps, duration, int(frames), has_audio)
+    return Probe(info.width, info.height, info.fps, info.duration_s, info.frame_count, info.has_audio)
 
 
 def analysis_size(probe: Probe, options: ExtractOptions) -> tuple[int, int]:

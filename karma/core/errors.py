@@ -30,3 +30,10 @@ class MissingExtraError(KarmaError, ImportError):
     """An optional dependency that is not installed; the message names the pip extra."""
 
     exit_code = 2
+
+
+class MediaError(InputError, RuntimeError):
+    """A media file that cannot be read or written (missing, truncated, no video stream); the
+    message names the file. Raised by :mod:`karma.core.media` for synth, extraction and the VLM path."""
+
+    exit_code = 2

@@ -14,21 +14,16 @@ Storage is one SQLite file (WAL mode, so several runs can share it); each put is
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from karma.core.hashing import canonical_hash
 from pipelines.backends.base import ChatRequest, Completion
 
 CACHE_FILE_NAME = "responses.sqlite"
 CACHE_SCHEMA_VERSION = 1
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def cache_key(settings: Mapping[str, object], model_id: str, request: ChatRequest) -> str:
@@ -39,12 +34,12 @@ def cache_key(settings: Mapping[str, object], model_id: str, request: ChatReques
         "model_id": model_id,
         "request": request.model_dump(mode="json"),
     }
-    return hashlib.sha256(_canonical(payload).encode()).hexdigest()
+    return canonical_hash(payload)
 
 
 def request_hash(request: ChatRequest) -> str:
     """Short hash of a request alone (what ``prompt_hash`` means when a pipeline gives none)."""
-    return hashlib.sha256(_canonical(request.model_dump(mode="json")).encode()).hexdigest()[:16]
+    return canonical_hash(request.model_dump(mode="json"), 16)
 
 
 def is_cacheable(request: ChatRequest) -> bool:

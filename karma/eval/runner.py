@@ -16,8 +16,6 @@ cache, parses, and writes. Server backends get concurrent requests; batching bac
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import time
 from collections import Counter
@@ -29,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from karma.core.hashing import canonical_hash
 from karma.eval.cache import CACHE_FILE_NAME, ResponseCache, cache_key, is_cacheable
 from karma.eval.config import EvalConfig
 from karma.eval.graph_scorer import graph_scorer_pick
@@ -79,8 +78,7 @@ class _Item:
 
 
 def _canonical_hash(payload: object) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return canonical_hash(payload, 16)
 
 
 def data_hash(dataset: Any) -> str:
@@ -361,9 +359,9 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
         ]
         selected_pairs = len(ev.selected) * len(config.arms)
         if config.use_cache:
-            from pipelines.models import cache_dir
+            from karma.core.paths import cache_dir
 
-            cache_path = Path(config.cache_path) if config.cache_path else cache_dir() / CACHE_FILE_NAME
+            cache_path = Path(config.cache_path) if config.cache_path else cache_dir("eval") / CACHE_FILE_NAME
             cache = ResponseCache(cache_path)
         settings = backend.settings
         model_id = backend.model_id
