@@ -19,6 +19,8 @@ def validate(
     show_inferred: bool = typer.Option(
         False, "--show-inferred", help="Also list what the loader inferred from older layouts."
     ),
+    task: str | None = typer.Option(None, "--task", help="Validate another registered task's files (see docs/tasks.md)."),
+    task_opt: list[str] | None = typer.Option(None, "--task-opt", help="Task option KEY=VALUE (repeatable)."),
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.
 
@@ -26,6 +28,11 @@ def validate(
     must be in the video's feature file. Inferred normalizations (string scenes, positional types,
     concatenated JSON values) are counted, and listed with --show-inferred.
     """
+    from karma.cli import tasks as task_cli
+
+    if task_cli.is_other_task(task):
+        task_cli.validate_task(task, path, lenient, task_opt)  # type: ignore[arg-type]
+        return
     from rich.console import Console
 
     from karma.data import load_dataset

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from karma.cli import tasks as task_cli
 from karma.cli.options import backend_options
 
 BACKEND_OPT_HELP = (
@@ -89,6 +90,9 @@ def eval_command(
         bool, typer.Option("--report", help="Also write RUN_DIR/report/report.md with plots.")
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    task: Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)] = None,
+    task_arms: Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)] = None,
+    task_opt: Annotated[list[str] | None, typer.Option("--task-opt", help=task_cli.TASK_OPT_HELP)] = None,
 ) -> None:
     """Answer questions with the graph block on and/or off, resumably; write config, samples and results.
 
@@ -96,6 +100,13 @@ def eval_command(
 
     Rerunning the same command skips finished records (see docs/evaluation.md).
     """
+    if task_cli.is_other_task(task):
+        task_cli.eval_task(
+            task, data=data, out=out, lenient=lenient, backend=backend, backend_opt=backend_opt,
+            arms=_split(task_arms), task_opt=task_opt, max_tokens=max_tokens, limit=limit,
+            bootstrap_resamples=bootstrap_resamples, batch_size=batch_size, progress=progress,
+        )  # fmt: skip
+        return
     from karma.eval import EvalConfig, RunMismatchError, arms_from_ckg, run_evaluation, write_report
 
     if whole_corpus_graph and graph is not None:
@@ -190,6 +201,8 @@ def report(
     """Write a markdown report with tables and PNG plots; several runs are compared side by side."""
     from karma.eval import RunDir, finalize, write_report
 
+    if task_cli.report_task_runs(list(run_dirs), out, recompute):
+        return
     for run_dir in run_dirs:
         run = RunDir(run_dir)
         if not run.exists():

@@ -3,6 +3,7 @@ chance baselines of mean 1/k, parse failures, paired arms with McNemar)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from karma.tasks.results import OVERALL
@@ -102,3 +103,29 @@ def task_report_lines(label: str, config: dict[str, Any], results: dict[str, Any
     if results.get("paired"):
         lines += ["### Paired arms", "", *paired_rows(results)]
     return lines
+
+
+def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path:
+    """``report.md`` for one or several task runs (default: RUN_DIR/report, or ./karma-report)."""
+    import json
+
+    out = (
+        Path(out_dir) if out_dir else (run_dirs[0] / "report" if len(run_dirs) == 1 else Path("karma-report"))
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# karma task report",
+        "",
+        "Accuracy in percent (two decimals, as the papers print them) with 95% bootstrap intervals that "
+        "resample the task's clusters; unparsed answers count as wrong and are shown as parse failures. "
+        "Chance is the mean of 1/k over the items (k = number of options). Paired arms are compared on "
+        "the same items with the exact McNemar test.",
+        "",
+    ]
+    for run_dir in run_dirs:
+        config = json.loads((run_dir / "config.json").read_text())
+        results = json.loads((run_dir / "results.json").read_text())
+        lines += task_report_lines(run_dir.name, config, results)
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
