@@ -72,10 +72,9 @@ def features_path(out_dir: Path, video_id: str) -> Path:
 
 def write_json_atomic(path: Path, document: object) -> None:
     """Write JSON to ``path`` via a temporary file in the same folder and an atomic rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    from karma.core.atomic import atomic_write_text
+
+    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 def _extract_one(source: str, out_dir: str, options: ExtractOptions) -> VideoOutcome:

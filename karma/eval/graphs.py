@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph.model import CausalGraph
+from karma.core.atomic import atomic_write_text
 from karma.data import Dataset
 from karma.eval.config import EvalConfig
 
@@ -68,10 +69,7 @@ class GraphPlan:
                 graph = CausalGraph.model_validate_json(path.read_text())
             else:
                 graph = self._build(key)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(graph.model_dump_json())
-                tmp.replace(path)
+                atomic_write_text(path, graph.model_dump_json())
         self._graphs[key] = graph
         return graph
 

@@ -13,10 +13,10 @@ Layout::
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from karma.core.atomic import atomic_write_json
 from karma.eval.jsonl import JsonlAppender, read_jsonl
 from karma.eval.records import BaselineRecord, SampleRecord
 
@@ -67,14 +67,7 @@ class RunDir:
 
     def write_json(self, name: str, payload: dict[str, Any]) -> Path:
         """Write a JSON file atomically (a kill leaves the old or the new file, never half of one)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        target = self.path / name
-        tmp = target.with_suffix(target.suffix + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        with tmp.open("rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        return target
+        return atomic_write_json(self.path / name, payload, indent=2, sort_keys=True)
 
     def samples(self) -> list[SampleRecord]:
         """Every complete sample record (a torn last line from a kill is ignored)."""

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from karma.core import records as r
+from karma.core.atomic import atomic_write_text
 from karma.synth.config import WorldConfig, dump_world, resolve_world
 from karma.synth.definitions import MOOD_LABELS, key_name, mood_scores, total_visual_intensity
 from karma.synth.dynamics import Simulation, simulate
@@ -135,7 +136,7 @@ def generate(
     # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
     world_json: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
     world_json.update(thresholds=_thresholds(world), config=dump_world(world))
-    (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
+    atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
 
     scenes = _scene_dicts(world, sim)
     n_questions = 0
@@ -206,20 +207,18 @@ def generate(
             n_transitions += 1
             n_questions += len(questions)
         write_started = time.perf_counter()
-        (out / f"{video_id}_qa.json").write_text(json.dumps(qa, ensure_ascii=False), encoding="utf-8")
-        (out / f"{video_id}_causal_features.json").write_text(
-            json.dumps(features, ensure_ascii=False), encoding="utf-8"
-        )
+        atomic_write_text(out / f"{video_id}_qa.json", json.dumps(qa, ensure_ascii=False))
+        atomic_write_text(out / f"{video_id}_causal_features.json", json.dumps(features, ensure_ascii=False))
         write_seconds += time.perf_counter() - write_started
         if progress is not None:
             progress("features", v + 1, n_videos)
 
     write_started = time.perf_counter()
-    (out / "question_truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
+    atomic_write_text(out / "question_truth.jsonl", "\n".join(truth_lines) + "\n")
     ground_truth = _ground_truth_json(world, seed, truth, counts, cause_counts)
-    (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1), encoding="utf-8")
+    atomic_write_text(out / "ground_truth.json", json.dumps(ground_truth, indent=1))
     rules = rules_json(world, seed, truth)
-    (out / "rules.json").write_text(json.dumps(rules, indent=1), encoding="utf-8")
+    atomic_write_text(out / "rules.json", json.dumps(rules, indent=1))
     world_json = {
         "generator_version": GENERATOR_VERSION,
         "seed": seed,
@@ -230,7 +229,7 @@ def generate(
         "thresholds": _thresholds(world),
         "config": dump_world(world),
     }
-    (out / "world.json").write_text(json.dumps(world_json, indent=1), encoding="utf-8")
+    atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
 
     write_seconds += time.perf_counter() - write_started
     stages["write"] = write_seconds
