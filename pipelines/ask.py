@@ -254,10 +254,7 @@ def build_graph_cached(
             f"cannot build a graph from {data_dir} without {', '.join(exclude)} ({exc}); "
             "pass --graph GRAPH_DIR or --no-ckg"
         ) from exc
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / "graph.json.tmp"
-    write_json(graph, tmp)
-    tmp.replace(cached)
+    write_json(graph, cached)  # atomic (karma.core.atomic)
     return graph, f"built from {data_dir} without {', '.join(exclude)}"
 
 

@@ -194,10 +194,10 @@ class Embedder:
         assert self.disk_cache is not None
         try:
             self.disk_cache.mkdir(parents=True, exist_ok=True)
+            from karma.core.atomic import atomic_path
+
             for text, vector in vectors.items():
-                target = self._disk_path(text)
-                tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.npy")
-                np.save(tmp, np.asarray(vector, dtype=np.float32))
-                tmp.replace(target)
+                with atomic_path(self._disk_path(text)) as tmp:
+                    np.save(tmp, np.asarray(vector, dtype=np.float32))
         except OSError:
             pass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from karma.core.atomic import atomic_path, atomic_write_text
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
 
@@ -172,7 +173,8 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -209,7 +211,8 @@ def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
     ax.set_ylabel("graph effect, points (on - off)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -242,7 +245,8 @@ def plot_comparison(runs: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
     ax.set_ylabel("overall accuracy (95% CI)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -340,5 +344,5 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
         at = lines.index("<!-- comparison -->")
         lines[at : at + 1] = [*comparison, "", f"![comparison]({png.name})"]
     path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return path
