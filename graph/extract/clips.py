@@ -8,12 +8,12 @@ scene's file. Audio is cut at the sample and re-encoded at the source rate (AAC,
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from graph.extract.options import ExtractOptions
+from karma.core.atomic import publish
 
 
 def scene_clip_name(number: int) -> str:
@@ -76,7 +76,7 @@ class _ClipWriter:
                 for packet in stream.encode():
                     self.container.mux(packet)
         self.container.close()
-        os.replace(self.tmp, self.path)
+        publish(self.tmp, self.path)
 
     def abort(self) -> None:
         try:

@@ -130,6 +130,19 @@ def _check_target(target: Path) -> None:
         raise InputError(f"{parent}: is a file, expected a folder to write {target.name} into")
 
 
+def publish(tmp: str | Path, target: str | Path) -> Path:
+    """Finish a write that a streaming writer made to ``tmp`` (same folder): fsync, rename, fsync folder.
+
+    For writers that own their temporary file (clip encoders); others use :func:`atomic_path`.
+    """
+    tmp, target = Path(tmp), Path(target)
+    _fsync_file(tmp)
+    fault_point("atomic.before_rename")
+    os.replace(tmp, target)
+    fsync_dir(target.parent)
+    return target
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success fsync it and rename it over ``path``.
@@ -144,14 +157,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp
         if not tmp.exists():
             raise FileNotFoundError(f"{tmp}: the writer produced no file for {target}")
-        _fsync_file(tmp)
-        fault_point("atomic.before_rename")
-        os.replace(tmp, target)
+        publish(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    fsync_dir(target.parent)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
