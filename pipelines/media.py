@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from karma.core.atomic import publish
 from karma.core.hashing import file_sha256
 from karma.core.media import MediaError, MediaInfo
 from karma.core.media import probe as probe
@@ -199,7 +200,7 @@ def derive_clip(path: str | Path, mode: AudioMode | str, cache_dir: str | Path |
     os.close(handle)
     try:
         _write_derived(source, Path(tmp_name), mode)
-        os.replace(tmp_name, target)
+        publish(tmp_name, target)
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
