@@ -1,17 +1,50 @@
 """Pipelines: prompts for LLMs (scene features as text) and VLMs (clips as video), answer parsing and
-model backends behind one interface. The graph block is each pipeline's only ablation switch."""
+model backends behind one interface. The graph block is each pipeline's only ablation switch.
 
-from pipelines.answering import AnswerRecord, GraphContext, PreparedPrompt, answer_prepared
-from pipelines.ask import AskConfig, AskError, AskResult, AskSession
-from pipelines.backends import BACKENDS, DEFAULT_BACKEND, backend_class, get_backend
-from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
-from pipelines.llm import LlmPipeline
-from pipelines.media import AudioMode, FrameSampling, SampledFrames, derive_clip, read_audio, sample_frames
-from pipelines.omni import OmniInputBuilder, QwenOmniBackend, omni_conversation
-from pipelines.parsing import FALLBACK_RULES, ParsedAnswer, parse_answer
-from pipelines.prompts import PromptTemplate, load_template
-from pipelines.vlm import VlmPipeline
+Public names are loaded on first use (PEP 562), so importing one submodule (``pipelines.backends``
+for the CLI's choices) does not load every other one.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "AnswerRecord": "pipelines.answering",
+    "GraphContext": "pipelines.answering",
+    "PreparedPrompt": "pipelines.answering",
+    "answer_prepared": "pipelines.answering",
+    "AskConfig": "pipelines.ask",
+    "AskError": "pipelines.ask",
+    "AskResult": "pipelines.ask",
+    "AskSession": "pipelines.ask",
+    "BACKENDS": "pipelines.backends",
+    "DEFAULT_BACKEND": "pipelines.backends",
+    "backend_class": "pipelines.backends",
+    "get_backend": "pipelines.backends",
+    "Backend": "pipelines.backends.base",
+    "ChatMessage": "pipelines.backends.base",
+    "ChatRequest": "pipelines.backends.base",
+    "Completion": "pipelines.backends.base",
+    "ContentPart": "pipelines.backends.base",
+    "LlmPipeline": "pipelines.llm",
+    "AudioMode": "pipelines.media",
+    "FrameSampling": "pipelines.media",
+    "SampledFrames": "pipelines.media",
+    "derive_clip": "pipelines.media",
+    "read_audio": "pipelines.media",
+    "sample_frames": "pipelines.media",
+    "OmniInputBuilder": "pipelines.omni",
+    "QwenOmniBackend": "pipelines.omni",
+    "omni_conversation": "pipelines.omni",
+    "FALLBACK_RULES": "pipelines.parsing",
+    "ParsedAnswer": "pipelines.parsing",
+    "parse_answer": "pipelines.parsing",
+    "PromptTemplate": "pipelines.prompts",
+    "load_template": "pipelines.prompts",
+    "VlmPipeline": "pipelines.vlm",
+}
 __all__ = [
     "BACKENDS",
     "DEFAULT_BACKEND",
@@ -47,3 +80,35 @@ __all__ = [
     "read_audio",
     "sample_frames",
 ]
+
+if TYPE_CHECKING:
+    from pipelines.answering import AnswerRecord, GraphContext, PreparedPrompt, answer_prepared
+    from pipelines.ask import AskConfig, AskError, AskResult, AskSession
+    from pipelines.backends import BACKENDS, DEFAULT_BACKEND, backend_class, get_backend
+    from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
+    from pipelines.llm import LlmPipeline
+    from pipelines.media import (
+        AudioMode,
+        FrameSampling,
+        SampledFrames,
+        derive_clip,
+        read_audio,
+        sample_frames,
+    )
+    from pipelines.omni import OmniInputBuilder, QwenOmniBackend, omni_conversation
+    from pipelines.parsing import FALLBACK_RULES, ParsedAnswer, parse_answer
+    from pipelines.prompts import PromptTemplate, load_template
+    from pipelines.vlm import VlmPipeline
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pipelines' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

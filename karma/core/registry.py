@@ -65,7 +65,9 @@ class Registry:
         try:
             return self._entries[name]
         except KeyError:
-            raise InputError(f"unknown {self.kind} {name!r}; choose one of: {', '.join(self._entries)}") from None
+            raise InputError(
+                f"unknown {self.kind} {name!r}; choose one of: {', '.join(self._entries)}"
+            ) from None
 
     def load(self, name: str) -> Any:
         """Import and return the object registered under ``name``."""
@@ -88,3 +90,10 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        """Registered names in registration order (``", ".join(REGISTRY)`` lists the choices)."""
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)

