@@ -1,0 +1,1 @@
+"""Metric suites of neighbouring benchmarks that karma scores from user-supplied predictions."""
