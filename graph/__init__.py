@@ -6,8 +6,9 @@ backend does -- does not pay for numpy, scipy, pyarrow and networkx.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karma.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "BuildConfig": "graph.ckg",
@@ -87,14 +88,4 @@ if TYPE_CHECKING:
     from graph.store import NetworkxStore
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'graph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

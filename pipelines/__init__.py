@@ -7,8 +7,9 @@ for the CLI's choices) does not load every other one.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karma.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "AnswerRecord": "pipelines.answering",
@@ -101,14 +102,4 @@ if TYPE_CHECKING:
     from pipelines.vlm import VlmPipeline
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipelines' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
