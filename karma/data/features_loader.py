@@ -11,6 +11,7 @@ from karma.data.feature_forms import fold_scene
 from karma.data.json_values import JsonReadError, read_json_values
 from karma.data.problems import DataProblem, Severity
 from karma.data.qa_loader import video_id_from_path
+from karma.data.validation import scene_value_problems
 
 FEATURES_SUFFIX = "_causal_features.json"
 
@@ -100,6 +101,7 @@ def _read_scene(
     field removes a question depends on the pipeline (see ``karma.data.dataset.load_dataset``).
     """
     folded, notes = fold_scene(raw_scene)
+    notes.extend(("error", field, reason) for field, reason in scene_value_problems(folded))
     dropped: list[str] = []
     for severity, field, reason in notes:
         if severity == "error":

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from karma.data.validation import MAX_JSON_DEPTH, json_depth_exceeds
+
 
 class JsonReadError(ValueError):
     """A file that is not (a sequence of) JSON values; message says where and why."""
@@ -32,6 +34,8 @@ def read_json_values(path: Path) -> list[object]:
             break
         try:
             value, pos = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise JsonReadError(_too_deep()) from None
         except json.JSONDecodeError as exc:
             if _truncated(text, exc):
                 raise JsonReadError(
@@ -39,10 +43,16 @@ def read_json_values(path: Path) -> list[object]:
                     f"column {exc.colno}"
                 ) from exc
             raise JsonReadError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        if json_depth_exceeds(value):
+            raise JsonReadError(_too_deep())
         values.append(value)
     if not values:
         raise JsonReadError("file is empty")
     return values
+
+
+def _too_deep() -> str:
+    return f"JSON nested deeper than {MAX_JSON_DEPTH} levels (the Karma-MV formats need 6); refused"
 
 
 def _truncated(text: str, exc: json.JSONDecodeError) -> bool:

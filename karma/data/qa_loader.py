@@ -26,6 +26,7 @@ from karma.core.records import (
 )
 from karma.data.json_values import JsonReadError, read_json_values
 from karma.data.problems import DataProblem
+from karma.data.validation import scene_time_problem, text_problem
 
 QA_SUFFIX = "_qa.json"
 POSITIONAL_TYPES: dict[int, tuple[QuestionType, ...]] = {
@@ -125,7 +126,7 @@ class _Reader:
             )
             return None
         try:
-            return SceneRef(
+            ref = SceneRef(
                 name=raw.get("name"), start_time=raw.get("start_time"), end_time=raw.get("end_time")
             )
         except ValidationError as exc:
@@ -133,6 +134,11 @@ class _Reader:
                 sub = ".".join(str(p) for p in err["loc"])
                 self.problem(_clean(err["msg"]), transition=t_index, field=f"{field}.{sub}" if sub else field)
             return None
+        impossible = scene_time_problem(ref.start_seconds, ref.end_seconds)
+        if impossible:
+            self.problem(impossible, transition=t_index, field=f"{field}.end_time")
+            return None
+        return ref
 
     def question(
         self, raw: object, t_index: int, q_index: int, positional: QuestionType | None
@@ -190,6 +196,11 @@ class _Reader:
                 f"explanation must be text, got {type(explanation).__name__}", field="explanation", **where
             )
             ok = False
+        for name, value in (("question", text), ("explanation", explanation), *(options or {}).items()):
+            too_long = text_problem(value)
+            if too_long:
+                self.problem(too_long, field=name if name in ("question", "explanation") else f"options.{name}", **where)
+                ok = False
         if not ok:
             return None
         return Question(
