@@ -1,7 +1,8 @@
 """Retrieval over the causal knowledge graph: query building, retrievers by name, fact serialization.
 
 ``get_retriever(name, graph)`` gives ``hybrid`` (FAISS vector seeds + statistics-weighted graph
-expansion), the published ``keyword`` and ``paths`` algorithms made deterministic, or ``none``.
+expansion), the published ``keyword`` and ``paths`` baselines (rule for rule as the published scripts),
+karma's own variants ``karma-keyword`` and ``karma-paths``, or ``none``.
 ``build_query`` is the one place a question becomes a query (no answer, options or explanation);
 ``serialize_facts`` turns results into prompt text under a token budget.
 """
@@ -13,8 +14,10 @@ from retrieval.graph_view import GraphView, as_causal_graph
 from retrieval.hybrid import HybridConfig, HybridRetriever
 from retrieval.index import GraphIndex, load_or_build_index
 from retrieval.keyword import KeywordConfig, KeywordRetriever
+from retrieval.keyword_karma import KarmaKeywordConfig, KarmaKeywordRetriever
 from retrieval.leakage import SplitGuardedRetriever, SplitLeakageError, check_split
 from retrieval.paths import PathsConfig, PathsRetriever
+from retrieval.paths_karma import KarmaPathsConfig, KarmaPathsRetriever
 from retrieval.query import (
     build_query,
     graph_thresholds,
@@ -35,6 +38,10 @@ __all__ = [
     "GraphView",
     "HybridConfig",
     "HybridRetriever",
+    "KarmaKeywordConfig",
+    "KarmaKeywordRetriever",
+    "KarmaPathsConfig",
+    "KarmaPathsRetriever",
     "KeywordConfig",
     "KeywordRetriever",
     "NoRetriever",

@@ -1,120 +1,99 @@
-"""The published path retriever (DESIGN.md section 2), re-implemented and made deterministic.
+"""The published path retriever (``paths``), rule for rule as in the public Karma-MV scripts.
 
-Algorithm, as published: the question's keywords (words of four or more letters) select nodes by title
-substring; shortest paths of at most two hops (direction ignored) are taken between a fixed list of
-feature nodes and those keyword nodes; the edges on the paths become facts and three are kept.
+Source: ``gemma_CoT_correct.py``, ``get_causal_path_facts`` (github.com/AMAAI-Lab/Karma-MV at
+8101d65). Rules kept (each has a test in tests/retrieval/test_published_baselines.py):
 
-What karma changes: the published code kept three facts in Python set order, so two runs showed the
-model different facts. Here paths are searched breadth-first with neighbours in id order, facts are
-ranked by the length of the shortest path they lie on (shorter first), ties by edge id.
+1. The same directed graph as the published keyword retriever (``retrieval.keyword.PublishedGraph``:
+   one edge per ordered pair, lower-cased titles).
+2. Keywords: every ``\\b\\w{4,}\\b`` word of the lower-cased question; ``scene_NNN`` tokens are
+   **not** removed here (the published path function does not remove them).
+3. Start nodes: nodes whose title contains ``intensity``, ``brightness`` or ``motion``, in node order,
+   the **first 5**. Target nodes: nodes whose title contains a keyword, in node order, the **first 5**.
+4. For each (start, target) pair, in that order: one shortest path on the **directed** graph
+   (``networkx.shortest_path``, unweighted); pairs without a path are skipped; a path is kept when it
+   has at most 3 nodes (2 hops). A start that is also the target gives a one-node path: no fact.
+5. Every edge of a kept path is a fact ``LOGIC: [<u>] -> [<v>] (<description>)``; repeated facts
+   count once; **3** facts are returned whatever ``k`` asks.
 
-Feature nodes: the graph's ``concept:<variable>`` nodes for the published feature list; a graph built
-without concept nodes falls back to the event nodes of those variables.
+Repaired, not kept: (a) the published code picks its 3 facts as ``list(set(facts))[:3]``, an order
+that changes from run to run with Python's string hashing; here the first 3 distinct facts in path
+order are kept, so runs agree. (b) The id/title join, as in ``retrieval.keyword`` (the published code
+raises ``KeyError: 'title'`` on GraphRAG tables and skips the video). Scores are 1, 1/2, 1/3 by rank
+(the published code has none).
 """
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+import networkx as nx
 from pydantic import BaseModel, Field
 
 from graph.model import CkgEdge
 from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
-from retrieval.facts import make_fact, rank
 from retrieval.graph_view import GraphView
-from retrieval.keyword import KeywordConfig, KeywordRetriever
+from retrieval.keyword import PublishedGraph, published_fact, published_keywords
 
-PUBLISHED_FEATURES: tuple[str, ...] = (
-    "brightness",
-    "visual_intensity",
-    "motion",
-    "saturation",
-    "contrast",
-    "loudness",
-    "key",
-    "mood",
-    "object",
-    "action",
-)
-"""The feature variables of the published scene-feature files (the fixed endpoints of the paths)."""
+PUBLISHED_FEATURES: tuple[str, ...] = ("Intensity", "Brightness", "Motion")
+"""The published fixed path starts (matched lower-cased, as title substrings)."""
 
 
 class PathsConfig(BaseModel):
-    """Settings of the published path retriever."""
+    """Settings of the published path retriever (defaults are the published values)."""
 
-    max_hops: int = Field(default=2, ge=1)
-    """Longest path (in edges) between a feature node and a keyword node."""
-    max_facts: int = Field(default=3, ge=1)
-    """Facts kept (the published value is 3); ``k`` cuts further."""
-    min_keyword_length: int = Field(default=4, ge=1)
-    """Words of the question at least this long are keywords."""
     features: list[str] = Field(default_factory=lambda: list(PUBLISHED_FEATURES))
-    """Variables whose nodes are the fixed path endpoints."""
+    """Title substrings of the start nodes (published: Intensity, Brightness, Motion)."""
+    max_starts: int = Field(default=5, ge=1)
+    """Start nodes used, in node order (published: 5)."""
+    max_targets: int = Field(default=5, ge=1)
+    """Keyword nodes used, in node order (published: 5)."""
+    max_path_nodes: int = Field(default=3, ge=2)
+    """Longest kept path in nodes (published: 3, i.e. two hops)."""
+    max_facts: int = Field(default=3, ge=1)
+    """Facts returned (published: 3)."""
+    respect_k: bool = False
+    """Cut the list at ``k`` too. Off by default: the published code always returns ``max_facts``."""
 
 
 class PathsRetriever(Retriever):
-    """Shortest paths (<= 2 hops) between fixed feature nodes and keyword nodes; three facts."""
+    """The published path retriever: directed shortest paths from feature nodes to keyword nodes."""
 
     name = "paths"
 
     def __init__(self, view: GraphView, config: PathsConfig | None = None) -> None:
         self.view = view
         self.config = config or PathsConfig()
-        self._keywords = KeywordRetriever(
-            view, KeywordConfig(min_keyword_length=self.config.min_keyword_length)
-        )
-        self.feature_nodes = self._feature_nodes()
-        # Undirected adjacency, neighbours in id order; between one pair the edge with the smallest id.
-        neighbours: dict[str, dict[str, CkgEdge]] = {}
-        for edge_id in view.edge_ids:
-            edge = view.graph.edges[edge_id]
-            for a, b in ((edge.source, edge.target), (edge.target, edge.source)):
-                neighbours.setdefault(a, {}).setdefault(b, edge)
-        self._neighbours = {
-            node: [(other, by_node[other]) for other in sorted(by_node)]
-            for node, by_node in neighbours.items()
-        }
-
-    def _feature_nodes(self) -> list[str]:
-        concepts = [f"concept:{name}" for name in self.config.features]
-        present = [node_id for node_id in concepts if node_id in self.view.graph.nodes]
-        if present:
-            return sorted(present)
-        wanted = set(self.config.features)
-        return [
-            node_id
-            for node_id in self.view.node_ids
-            if node_id.count(":") >= 2 and node_id.split(":", 2)[1] in wanted
+        self.graph = PublishedGraph.of(view)
+        self.start_nodes = self.graph.nodes_matching(tuple(f.lower() for f in self.config.features))[
+            : self.config.max_starts
         ]
 
-    def _paths_from(self, start: str, targets: set[str]) -> dict[str, list[CkgEdge]]:
-        """Breadth-first shortest paths (as edge lists) from ``start`` to each reachable target."""
-        found: dict[str, list[CkgEdge]] = {}
-        frontier: list[tuple[str, list[CkgEdge]]] = [(start, [])]
-        visited = {start}
-        for _ in range(self.config.max_hops):
-            next_frontier: list[tuple[str, list[CkgEdge]]] = []
-            for node, path in frontier:
-                for other, edge in self._neighbours.get(node, []):
-                    if other in visited:
-                        continue
-                    visited.add(other)
-                    new_path = [*path, edge]
-                    if other in targets:
-                        found[other] = new_path
-                    next_frontier.append((other, new_path))
-            frontier = next_frontier
-        return found
+    def target_nodes(self, question: str) -> list[str]:
+        keywords = published_keywords(question, strip_scene_tokens=False)
+        return self.graph.nodes_matching(keywords)[: self.config.max_targets]
+
+    def path_facts(self, question: str) -> list[tuple[CkgEdge, str]]:
+        """Every fact of every kept path, in (start, target, hop) order, repeats removed."""
+        graph = self.graph
+        found: dict[str, CkgEdge] = {}
+        for start in self.start_nodes:
+            for target in self.target_nodes(question):
+                try:
+                    path = nx.shortest_path(graph.digraph, start, target)
+                except nx.NetworkXNoPath:
+                    continue
+                if len(path) > self.config.max_path_nodes:
+                    continue
+                for u, v in pairwise(path):
+                    edge = graph.edge(u, v)
+                    text = f"LOGIC: [{graph.name(u)}] -> [{graph.name(v)}] ({edge.description or ''})"
+                    found.setdefault(text, edge)
+        return [(edge, text) for text, edge in found.items()]
 
     def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
-        targets = set(self._keywords.matched_nodes(query)) - set(self.feature_nodes)
-        scored: dict[str, float] = {}
-        if targets:
-            for feature in self.feature_nodes:
-                for path in self._paths_from(feature, targets).values():
-                    for edge in path:
-                        scored[edge.id] = max(scored.get(edge.id, 0.0), 1.0 / len(path))
-        limit = min(k, self.config.max_facts)
+        limit = min(k, self.config.max_facts) if self.config.respect_k else self.config.max_facts
         facts = [
-            make_fact(self.view, self.view.graph.edges[edge_id], score)
-            for edge_id, score in rank(scored)[:limit]
+            published_fact(edge, text, 1.0 / rank)
+            for rank, (edge, text) in enumerate(self.path_facts(query.question)[:limit], start=1)
         ]
         return RetrievalResult(retriever=self.name, facts=facts, graph_hash=self.view.content_hash)

@@ -1,4 +1,4 @@
-"""Retrievers chosen by name: ``hybrid``, ``keyword``, ``paths``, ``none``."""
+"""Retrievers chosen by name: ``hybrid``, ``keyword``, ``paths``, ``karma-keyword``, ``karma-paths``, ``none``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
 from retrieval.graph_view import GraphView
 from retrieval.index import INDEX_DIRNAME
 
-RETRIEVER_NAMES: tuple[str, ...] = ("hybrid", "keyword", "paths", "none")
+RETRIEVER_NAMES: tuple[str, ...] = ("hybrid", "keyword", "paths", "karma-keyword", "karma-paths", "none")
 """Every name ``get_retriever`` accepts."""
 
 
@@ -71,6 +71,14 @@ def _make(
         from retrieval.paths import PathsConfig, PathsRetriever
 
         return PathsRetriever(view, PathsConfig(**config))
+    if name == "karma-keyword":
+        from retrieval.keyword_karma import KarmaKeywordConfig, KarmaKeywordRetriever
+
+        return KarmaKeywordRetriever(view, KarmaKeywordConfig(**config))
+    if name == "karma-paths":
+        from retrieval.paths_karma import KarmaPathsConfig, KarmaPathsRetriever
+
+        return KarmaPathsRetriever(view, KarmaPathsConfig(**config))
     from retrieval.embed import Embedder
     from retrieval.hybrid import HybridConfig, HybridRetriever
 

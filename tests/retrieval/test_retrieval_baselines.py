@@ -1,10 +1,12 @@
-"""The published keyword and path retrievers (made deterministic) and the empty one, on a known graph."""
+"""karma's keyword and path retrievers (``karma-keyword``, ``karma-paths``) and the empty one, on a known graph.
+
+The published baselines (``keyword``, ``paths``) are tested rule by rule in test_published_baselines.py."""
 
 from __future__ import annotations
 
 from graph.model import CkgEdge
 from retrieval import RetrievalQuery, get_retriever
-from retrieval.keyword import question_keywords
+from retrieval.keyword_karma import question_keywords
 
 
 def test_keywords_are_words_of_four_or_more_letters_in_first_seen_order() -> None:
@@ -17,7 +19,7 @@ def test_keywords_are_words_of_four_or_more_letters_in_first_seen_order() -> Non
 
 
 def test_keyword_matches_titles_by_substring_and_ranks_out_edges_by_target_degree(small_graph) -> None:
-    retriever = get_retriever("keyword", small_graph)
+    retriever = get_retriever("karma-keyword", small_graph)
     query = RetrievalQuery(question="What happens when brightness changes?")
     matched = retriever.matched_nodes(query)
     # 'brightness' hits both brightness events and the concept; 'changes' hits 'key changes'.
@@ -49,23 +51,27 @@ def test_keyword_change_words_boost_the_edge(graph_factory) -> None:
     graph.edges[down] = graph.edges[down].model_copy(
         update={"description": "a darker shift lowers the volume"}
     )
-    result = get_retriever("keyword", graph).retrieve(RetrievalQuery(question="brightness"), k=10)
+    result = get_retriever("karma-keyword", graph).retrieve(RetrievalQuery(question="brightness"), k=10)
     scores = {f.id: f.score for f in result.facts}
     assert scores[up] == 3.0  # degree of loudness:up, no change word in the description
     assert scores[down] == 4.5  # degree 3 x 1.5 for 'shift'
 
 
 def test_keyword_is_capped_at_the_published_25_and_at_k(small_graph) -> None:
-    retriever = get_retriever("keyword", small_graph, top_n=2)
+    retriever = get_retriever("karma-keyword", small_graph, top_n=2)
     assert len(retriever.retrieve(RetrievalQuery(question="brightness motion saturation"), k=10).facts) == 2
     assert (
-        len(get_retriever("keyword", small_graph).retrieve(RetrievalQuery(question="brightness"), k=1).facts)
+        len(
+            get_retriever("karma-keyword", small_graph)
+            .retrieve(RetrievalQuery(question="brightness"), k=1)
+            .facts
+        )
         == 1
     )
 
 
 def test_keyword_ties_break_by_edge_id_and_runs_repeat(small_graph) -> None:
-    retriever = get_retriever("keyword", small_graph)
+    retriever = get_retriever("karma-keyword", small_graph)
     query = RetrievalQuery(question="increases decreases")
     first = retriever.retrieve(query, k=25)
     assert first == retriever.retrieve(query, k=25)
@@ -74,7 +80,7 @@ def test_keyword_ties_break_by_edge_id_and_runs_repeat(small_graph) -> None:
 
 
 def test_paths_keeps_three_facts_on_shortest_paths_deterministically(small_graph) -> None:
-    retriever = get_retriever("paths", small_graph)
+    retriever = get_retriever("karma-paths", small_graph)
     assert "concept:brightness" in retriever.feature_nodes
     query = RetrievalQuery(question="How does the tempo react to dancing?")
     result = retriever.retrieve(query, k=10)
@@ -90,7 +96,7 @@ def test_paths_without_concepts_uses_the_feature_event_nodes(graph_factory) -> N
     graph = graph_factory()
     graph.nodes = {nid: node for nid, node in graph.nodes.items() if not nid.startswith("concept:")}
     graph.edges = {eid: edge for eid, edge in graph.edges.items() if edge.relation != "instance_of"}
-    retriever = get_retriever("paths", graph, max_facts=10)
+    retriever = get_retriever("karma-paths", graph, max_facts=10)
     assert "visual:brightness:up" in retriever.feature_nodes
     assert "music:tempo:up" not in retriever.feature_nodes  # tempo is not a published feature
     result = retriever.retrieve(RetrievalQuery(question="tempo"), k=10)
@@ -118,13 +124,15 @@ def test_retrievers_accept_a_store(small_graph) -> None:
     from graph import NetworkxStore
 
     store = NetworkxStore(small_graph)
-    by_store = get_retriever("keyword", store).retrieve(RetrievalQuery(question="tempo"), k=5)
-    by_graph = get_retriever("keyword", small_graph).retrieve(RetrievalQuery(question="tempo"), k=5)
+    by_store = get_retriever("karma-keyword", store).retrieve(RetrievalQuery(question="tempo"), k=5)
+    by_graph = get_retriever("karma-keyword", small_graph).retrieve(RetrievalQuery(question="tempo"), k=5)
     assert by_store == by_graph
 
 
 def test_fact_carries_stable_id_and_statistics(small_graph) -> None:
-    fact = get_retriever("keyword", small_graph).retrieve(RetrievalQuery(question="motion"), k=1).facts[0]
+    fact = (
+        get_retriever("karma-keyword", small_graph).retrieve(RetrievalQuery(question="motion"), k=1).facts[0]
+    )
     edge: CkgEdge = small_graph.edges[fact.id]
     assert (fact.source, fact.target) == (edge.source, edge.target)
     assert fact.stats["support"] == edge.support and fact.stats["confidence"] == round(edge.confidence, 4)
