@@ -44,8 +44,9 @@ class Task(ABC):
     """Registry name (``wildscore``)."""
     title: ClassVar[str]
     """Human title with the paper reference."""
-    kind: ClassVar[Literal["mcq", "analysis"]] = "mcq"
-    """``mcq``: answered by a model and scored by accuracy; ``analysis``: statistics over files."""
+    kind: ClassVar[Literal["mcq", "analysis", "open"]] = "mcq"
+    """``mcq``: answered and scored by accuracy; ``open``: free answers scored by a judge pass;
+    ``analysis``: statistics over files."""
     arms: ClassVar[tuple[str, ...]] = ("default",)
     """The arms the task compares on the same items (paired, McNemar); the first is the main one."""
     metrics: ClassVar[tuple[str, ...]] = ("accuracy",)

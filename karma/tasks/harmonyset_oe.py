@@ -1,0 +1,309 @@
+"""HarmonySet-OE: open answers about video-music fit, then a separate, resumable LLM-judge pass.
+
+Answering (``run_oe``) writes ``samples.jsonl`` (:class:`OeSample`: the pair, the raw answer, the
+reference annotation, prompt hash). Judging (``judge_run``, ``python -m karma.tasks.judge RUN``)
+reads it and appends one :class:`Judgment` per sample to ``judgments.jsonl`` (judge model, judge
+prompt hash and version, raw judge output, parsed per-dimension scores, parse status), fsynced per
+record; a rerun after ``kill -9`` judges only what is missing, so nothing is duplicated.
+
+**Not comparable to the paper**: the official judge prompt, model and scale (``eval/gpt_eval.py`` of
+the release) could not be read, so karma uses its own prompt (``harmonyset-judge-karma-v1``, 0-10)
+and every summary says so. The paper never averages the four dimensions; karma reports them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+from karma.core.errors import InputError
+from karma.core.hashing import canonical_hash, sha256_text
+from karma.eval.jsonl import JsonlAppender, read_jsonl
+from karma.tasks.base import Task, TaskData, finish
+from karma.tasks.harmonyset import (
+    _DIMENSION_SPELLINGS,
+    DIMENSIONS,
+    OE_QUESTION,
+    check_pair,
+    read_items,
+    resolve_json,
+)
+from karma.tasks.problems import ItemProblem
+from karma.tasks.templates import PROMPT_DIR
+
+NOT_COMPARABLE = (
+    "karma judge (not paper-comparable): official HarmonySet judge prompt and scale not configured"
+)
+JUDGE_TEMPLATE = PROMPT_DIR / "harmonyset_judge_karma_v1.yaml"
+
+
+class OePair(BaseModel):
+    """One video-music pair with its open question and reference annotation."""
+
+    id: str
+    """Pair id."""
+    question: str
+    """The user turn without the ``<video>`` tag (the paper's Fig. 1 question when empty)."""
+    reference: str
+    """The ``model`` turn: the ground-truth annotation."""
+    video: str
+    """Local clip path."""
+
+
+class OeSample(BaseModel):
+    """One open answer (one line of an OE run's ``samples.jsonl``)."""
+
+    pair_id: str
+    """The pair."""
+    arm: str = "av"
+    """The arm that answered."""
+    question: str
+    """The question asked."""
+    reference: str
+    """The reference annotation (for the judge, never shown to the answering model)."""
+    raw_completion: str = ""
+    """The model's answer, unedited."""
+    prompt_hash: str = ""
+    """Hash of the answering request."""
+    error: str | None = None
+    """Backend error, if any."""
+
+
+class Judgment(BaseModel):
+    """The judge's verdict on one sample (one line of ``judgments.jsonl``)."""
+
+    pair_id: str
+    """The pair."""
+    arm: str
+    """The arm of the judged answer."""
+    judge_model: str
+    """The judge backend's model id."""
+    judge_prompt_hash: str
+    """sha256 of the judge request (template, reference, answer, decoding)."""
+    judge_template: str
+    """Judge template version and file hash."""
+    raw_output: str = ""
+    """The judge's text, unedited."""
+    scores: dict[str, float] = Field(default_factory=dict)
+    """Dimension (R&S, T, E, C) -> score on the template's scale, for the dimensions parsed."""
+    parse_status: Literal["ok", "partial", "none"]
+    """ok: all four in range; partial: some; none: no score read (or a backend error)."""
+    error: str | None = None
+    """Judge backend error, if any."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.pair_id, self.arm)
+
+
+class HarmonySetOeTask(Task):
+    """HarmonySet-OE (open answers + karma's judge; see the module docstring)."""
+
+    name: ClassVar[str] = "harmonyset-oe"
+    title: ClassVar[str] = (
+        "HarmonySet-OE: open video-music fit answers, LLM-judged (karma judge, not paper-comparable)"
+    )
+    kind: ClassVar[str] = "open"  # type: ignore[misc]
+    arms: ClassVar[tuple[str, ...]] = ("av",)
+    metrics: ClassVar[tuple[str, ...]] = ("judge_score_by_dimension",)
+    cluster_unit: ClassVar[str] = "video-music pair"
+    paper_comparable: ClassVar[bool] = False
+    data_help: ClassVar[str] = "HarmonySet_Test.json (videos in videos/<youtube id>.mp4 beside it)"
+
+    def __init__(self, *, videos: str | None = None, need_videos: bool = True):
+        self.videos = videos
+        self.need_videos = need_videos
+
+    def pairs(self, path: str | Path, *, lenient: bool = False) -> tuple[list[OePair], list[ItemProblem]]:
+        json_path = resolve_json(path)
+        videos = Path(self.videos) if self.videos else json_path.parent / "videos"
+        pairs, problems, seen = [], [], set()
+        for index, raw in enumerate(read_items(json_path)):
+            pair, problem = check_pair(json_path, index, raw, seen)
+            if problem is None and pair is not None:
+                clip = videos / f"{pair['youtube_id']}.mp4"
+                if self.need_videos and not clip.is_file():
+                    problem = ItemProblem(
+                        file=str(json_path), row=index, field="video", reason=f"clip {clip} not found"
+                    )
+                else:
+                    user = next((t["value"] for t in raw["conversations"] if t["from"] != "model"), "")
+                    question = user.replace("<video>", "").strip() or OE_QUESTION
+                    pairs.append(
+                        OePair(
+                            id=pair["id"],
+                            question=question,
+                            reference=pair["annotation"],
+                            video=str(clip.resolve()),
+                        )
+                    )
+            if problem is not None:
+                problems.append(problem)
+        if problems and not lenient:
+            from karma.tasks.problems import TaskDataError
+
+            raise TaskDataError(problems)
+        return pairs, problems
+
+    def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
+        pairs, problems = self.pairs(path, lenient=True)
+        return finish(
+            TaskData(
+                items=[],
+                problems=problems,
+                files=[str(resolve_json(path))],
+                rows_seen=len(pairs) + len(problems),
+            ),
+            lenient,
+        )
+
+
+def run_oe(
+    data: str | Path,
+    out: str | Path,
+    backend: Any,
+    *,
+    max_tokens: int = 256,
+    limit: int | None = None,
+    lenient: bool = False,
+) -> int:
+    """Answer the OE question of every pair (resumable); returns how many were answered now."""
+    from pipelines.answering import request_hash
+    from pipelines.backends.base import ChatMessage, ChatRequest, ContentPart
+
+    pairs, _ = HarmonySetOeTask().pairs(data, lenient=lenient)
+    pairs = pairs[:limit] if limit else pairs
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = {s.pair_id for s in read_jsonl(out / "samples.jsonl", OeSample)[0]}
+    answered = 0
+    with JsonlAppender(out / "samples.jsonl") as writer:
+        for pair in pairs:
+            if pair.id in done:
+                continue
+            request = ChatRequest(
+                messages=[
+                    ChatMessage(
+                        role="user",
+                        content=[
+                            ContentPart(type="video_url", url=Path(pair.video).as_uri()),
+                            ContentPart(type="text", text=pair.question),
+                        ],
+                    )
+                ],
+                max_tokens=max_tokens,
+            )
+            (completion,) = backend.generate([request])
+            writer.append(
+                OeSample(
+                    pair_id=pair.id, question=pair.question, reference=pair.reference, raw_completion=completion.text,
+                    prompt_hash=request_hash(request), error=completion.error,
+                )
+            )  # fmt: skip
+            answered += 1
+    return answered
+
+
+def load_judge_template(path: Path = JUDGE_TEMPLATE) -> dict[str, Any]:
+    raw = path.read_bytes()
+    template = yaml.safe_load(raw)
+    template["sha256"] = sha256_text(raw.decode("utf-8"))
+    return template
+
+
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
+
+
+def parse_scores(text: str, scale: tuple[float, float] = (0, 10)) -> tuple[dict[str, float], str]:
+    """Per-dimension scores from the first JSON object in ``text`` with known keys; (scores, status)."""
+    for match in _JSON_OBJECT.finditer(text or ""):
+        try:
+            payload = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(payload, dict):
+            continue
+        scores = {}
+        for key, value in payload.items():
+            dimension = _DIMENSION_SPELLINGS.get(str(key).strip().lower())
+            if (
+                dimension
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and scale[0] <= value <= scale[1]
+            ):
+                scores[dimension] = float(value)
+        if scores:
+            return scores, "ok" if len(scores) == len(DIMENSIONS) else "partial"
+    return {}, "none"
+
+
+def judge_run(
+    run_dir: str | Path, backend: Any, *, max_tokens: int = 48, progress: bool = False
+) -> dict[str, Any]:
+    """Judge every sample of ``run_dir`` not judged yet, then write ``judge_results.json``."""
+    from pipelines.answering import request_hash
+    from pipelines.backends.base import ChatMessage, ChatRequest
+
+    run = Path(run_dir)
+    samples, _ = read_jsonl(run / "samples.jsonl", OeSample)
+    if not samples:
+        raise InputError(f"{run / 'samples.jsonl'}: no OE samples to judge")
+    template = load_judge_template()
+    version = f"{template['version']} ({template['sha256'][:12]})"
+    done = {j.key for j in read_jsonl(run / "judgments.jsonl", Judgment)[0]}
+    todo = [s for s in samples if (s.pair_id, s.arm) not in done]
+    with JsonlAppender(run / "judgments.jsonl") as writer:
+        for n, sample in enumerate(todo, start=1):
+            request = ChatRequest(
+                messages=[
+                    ChatMessage(role="system", content=template["system"]),
+                    ChatMessage(
+                        role="user",
+                        content=template["user"].format(
+                            reference=sample.reference, answer=sample.raw_completion
+                        ),
+                    ),
+                ],
+                max_tokens=max_tokens,
+            )
+            (completion,) = backend.generate([request])
+            scores, status = parse_scores(completion.text, tuple(template["scale"]))
+            writer.append(
+                Judgment(
+                    pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
+                    judge_prompt_hash=request_hash(request), judge_template=version, raw_output=completion.text,
+                    scores=scores, parse_status=status if completion.error is None else "none", error=completion.error,
+                )
+            )  # fmt: skip
+            if progress:
+                print(f"judged {n}/{len(todo)}", file=sys.stderr, flush=True)
+    return summarize_judgments(run)
+
+
+def summarize_judgments(run_dir: Path) -> dict[str, Any]:
+    """Mean score per dimension over parsed judgments (the last one per sample), written to judge_results.json."""
+    records = {j.key: j for j in read_jsonl(Path(run_dir) / "judgments.jsonl", Judgment)[0]}.values()
+    by_dim = {}
+    for dim in DIMENSIONS:
+        values = [j.scores[dim] for j in records if dim in j.scores]
+        by_dim[dim] = {"n": len(values), "mean": sum(values) / len(values) if values else None}
+    statuses = [j.parse_status for j in records]
+    result = {
+        "label": NOT_COMPARABLE,
+        "paper_comparable": False,
+        "n_judged": len(statuses),
+        "parse": {s: statuses.count(s) for s in ("ok", "partial", "none")},
+        "by_dimension": by_dim,
+        "judge_models": sorted({j.judge_model for j in records}),
+        "judge_templates": sorted({j.judge_template for j in records}),
+        "judgments_hash": canonical_hash(sorted(j.model_dump_json() for j in records), 16),
+    }
+    (Path(run_dir) / "judge_results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return result

@@ -1,0 +1,35 @@
+"""``python -m karma.tasks.judge RUN_DIR``: the resumable HarmonySet-OE judge pass (see harmonyset_oe)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def main(argv: list[str] | None = None) -> int:
+    from karma.cli.options import backend_options
+    from karma.core.errors import KarmaError
+    from karma.tasks.harmonyset_oe import judge_run
+    from pipelines.backends import get_backend
+
+    parser = argparse.ArgumentParser(prog="python -m karma.tasks.judge", description=__doc__)
+    parser.add_argument("run_dir", help="An OE run directory with samples.jsonl")
+    parser.add_argument("--backend", default="llamacpp", help="Judge backend (llamacpp, openai, ...)")
+    parser.add_argument("--backend-opt", action="append", default=[], help="Judge backend option KEY=VALUE")
+    parser.add_argument("--max-tokens", type=int, default=48, help="Judge output budget")
+    args = parser.parse_args(argv)
+    try:
+        backend = get_backend(args.backend, **backend_options(args.backend_opt, "--backend-opt"))
+        try:
+            result = judge_run(args.run_dir, backend, max_tokens=args.max_tokens, progress=True)
+        finally:
+            backend.close()
+    except KarmaError as exc:
+        print(f"error: {exc}", flush=True)
+        return exc.exit_code
+    print(json.dumps(result, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
