@@ -90,6 +90,13 @@ def eval_command(
         bool, typer.Option("--report", help="Also write RUN_DIR/report/report.md with plots.")
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    allow_backend_errors: Annotated[
+        bool,
+        typer.Option(
+            "--allow-backend-errors",
+            help="Exit 0 although some requests failed in the backend (they count as wrong); default exit 1.",
+        ),
+    ] = False,
     task: Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)] = None,
     task_arms: Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)] = None,
     task_opt: Annotated[list[str] | None, typer.Option("--task-opt", help=task_cli.TASK_OPT_HELP)] = None,
@@ -163,6 +170,13 @@ def eval_command(
     _print_summary(Path(summary.run_dir))
     if report_too:
         typer.echo(f"report: {write_report([summary.run_dir])}")
+    if summary.backend_errors and not allow_backend_errors:
+        from karma.core.errors import RunError
+
+        raise RunError(
+            f"{summary.backend_errors} request(s) of {summary.run_dir} failed in the backend (no answer came "
+            "back; counted as wrong); rerun the same command to retry them, or pass --allow-backend-errors"
+        )
 
 
 def _print_summary(run_dir: Path) -> None:
@@ -171,7 +185,8 @@ def _print_summary(run_dir: Path) -> None:
         s = stats["overall"]
         typer.echo(
             f"  graph {arm}: accuracy {100 * s['accuracy']:.1f}% [{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}] "
-            f"n={s['n']}, parse failures {100 * s['parse_failure_rate']:.1f}%"
+            f"n={s['n']}, parse failures {100 * s['parse_failure_rate']:.1f}%, "
+            f"backend errors {s.get('backend_errors', 0)}"
         )
     paired = results.get("paired", {}).get("overall")
     if paired:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_path, atomic_write_text
+from karma.core.atomic import atomic_path, atomic_write_text
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
 
@@ -73,8 +74,8 @@ def _paired_rows(paired: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 def accuracy_table(results: dict[str, Any]) -> list[str]:
     types = _types(results)
-    header = "| arm | " + " | ".join([*types, OVERALL]) + " | parse failures |"
-    lines = [header, "|" + "---|" * (len(types) + 3)]
+    header = "| arm | " + " | ".join([*types, OVERALL]) + " | parse failures | backend errors |"
+    lines = [header, "|" + "---|" * (len(types) + 4)]
     for arm, stats in _arms(results):
         cells = [
             _interval(stats["by_type"][t]) + f" (n={stats['by_type'][t]['n']})"
@@ -87,13 +88,8 @@ def accuracy_table(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {ARM_LABEL.get(arm, arm)} | "
             + " | ".join(cells)
-            + f" | {_pct(overall['parse_failure_rate'])}% ({overall['parse_failures']}"
-            + (
-                f", of which {overall['backend_errors']} backend errors"
-                if overall.get("backend_errors")
-                else ""
-            )
-            + ") |"
+            + f" | {_pct(overall['parse_failure_rate'])}% ({overall['parse_failures']})"
+            + f" | {overall.get('backend_errors', 0)} |"
         )
     return lines
 
@@ -267,6 +263,8 @@ def comparison_table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
         )
         p = _p(paired["mcnemar_p"]) if paired else "–"
         fails = "/".join(_pct(a["parse_failure_rate"]) + "%" if a else "–" for a in (on, off))
+        errors = sum(a.get("backend_errors", 0) for a in (on, off) if a)
+        fails += f", {errors} backend errors" if errors else ""
         scorer = results.get("baselines", {}).get(OVERALL, {}).get("graph_scorer")
         lines.append(
             f"| {name} | {results.get('n_questions')} | {_interval(on) if on else '–'} | {_interval(off) if off else '–'} | "
@@ -288,8 +286,8 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
     loaded: list[tuple[str, dict[str, Any]]] = []
     lines = ["# karma evaluation report", ""]
     lines.append(
-        "Accuracy in percent with 95% bootstrap intervals resampled by video; unparsed answers count as "
-        "wrong and are shown as parse failures. The graph effect is the paired difference on the same "
+        "Accuracy in percent with 95% bootstrap intervals resampled by video; unparsed answers and "
+        "backend errors count as wrong and are shown apart (parse failures, backend errors). The graph effect is the paired difference on the same "
         "questions (graph on minus off) with the exact McNemar test on discordant pairs."
     )
     lines.append("")

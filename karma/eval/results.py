@@ -4,8 +4,9 @@
 run, or rerunning it from the cache into a new directory, gives a byte-identical file. Timing and
 cache statistics therefore go to ``timing.json`` instead.
 
-Scoring rules: an unparsed answer (parse_status ``none``) or a backend error counts as wrong and is
-reported as a parse failure; it is never read as a letter. Accuracy denominators include them.
+Scoring rules: an unparsed answer (parse_status ``none``) or a backend error counts as wrong; it is
+never read as a letter. Accuracy denominators include both. They are counted apart: ``parse_failures``
+(the model answered, nothing could be read) and ``backend_errors`` (no answer came back).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def _arm_stats(records: Sequence[SampleRecord], resamples: int, seed: int) -> di
         [r.correct for r in records], [r.video_id for r in records], resamples=resamples, seed=seed
     )
     n = len(records)
-    failures = sum(1 for r in records if r.parse_status == "none")
+    # A backend error is not the model's answer: counted apart from unparsed answers (both count as wrong).
+    failures = sum(1 for r in records if r.parse_status == "none" and r.error is None)
     return {
         "n": n,
         "n_videos": len({r.video_id for r in records}),

@@ -61,6 +61,8 @@ class RunSummary(BaseModel):
     """Problems the (lenient) loader reported and skipped."""
     removed_for_features: int = 0
     """Valid questions that left the denominator because a scene they need has a feature problem."""
+    backend_errors: int = 0
+    """(question, arm) pairs of the run whose latest answer is a backend error (retried by a rerun)."""
 
     @property
     def questions_per_s(self) -> float:
@@ -476,8 +478,9 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
                         write(item, completion, cached=False)
             flush_baselines()
         elapsed = time.perf_counter() - started
-        finalize(ev.run, config)
+        results = finalize(ev.run, config)
         return RunSummary(
+            backend_errors=backend_error_count(results),
             run_dir=str(ev.run.path),
             selected=selected_pairs,
             already_done=selected_pairs - len(todo),
@@ -492,6 +495,11 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             cache.close()
         if owns_backend:
             backend.close()
+
+
+def backend_error_count(results: dict[str, Any]) -> int:
+    """Pairs of a results payload whose latest answer failed in the backend (all arms)."""
+    return sum(int(arm["overall"].get("backend_errors", 0)) for arm in results.get("arms", {}).values())
 
 
 def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ Constrained choice (``ChatRequest.choices``) depends on what the server understa
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ from typing import Any, Literal
 
 import httpx
 
+from karma.core.errors import InputError, RunError
 from pipelines.backends._common import (
     constrained_budget,
     error_completion,
@@ -36,6 +38,12 @@ from pipelines.backends.base import Backend, ChatRequest, Completion
 
 ChoiceMode = Literal["auto", "structured_outputs", "guided_choice", "grammar", "prompt"]
 CHOICE_MODES: tuple[str, ...] = ("auto", "structured_outputs", "guided_choice", "grammar", "prompt")
+ModelCheck = Literal["error", "warn", "off"]
+MODEL_CHECKS: tuple[str, ...] = ("error", "warn", "off")
+
+
+class ModelMismatchError(InputError):
+    """The model asked for is not among the models the server lists at ``/v1/models``."""
 
 # Answers worth another try: the server is overloaded, restarting or timed out on its side.
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -58,6 +66,7 @@ class OpenAIBackend(Backend):
         backoff_max_s: float = 20.0,
         choice_mode: ChoiceMode = "auto",
         extra_body: dict[str, Any] | None = None,
+        model_check: ModelCheck = "error",
     ):
         """Configure the client; nothing is sent until the first request.
 
@@ -70,9 +79,17 @@ class OpenAIBackend(Backend):
         backoff_s, backoff_max_s: wait before retry n is ``backoff_s * 2**n``, capped.
         choice_mode: how ``choices`` reach the server (see the module doc).
         extra_body: merged into every request body (e.g. ``{"mm_processor_kwargs": {...}}``).
+        model_check: a ``model`` the server's ``/v1/models`` does not list is an ``error`` (default),
+            or a ``warn``ing after which the served model's id is used and recorded (``requested_model``
+            keeps the given name), or ``off`` (hosted APIs that list only some models).
         """
         if choice_mode not in CHOICE_MODES:
             raise ValueError(f"choice_mode must be one of {CHOICE_MODES}, got {choice_mode!r}")
+        if model_check not in MODEL_CHECKS:
+            raise ValueError(f"model_check must be one of {MODEL_CHECKS}, got {model_check!r}")
+        self.model_check = model_check
+        self.requested_model: str | None = None
+        self._model_checked = model is None or model_check == "off"
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self.base_url = base_url.rstrip("/")
@@ -112,14 +129,15 @@ class OpenAIBackend(Backend):
             "model": self.model_id,
             "choice_mode": self.choice_mode,
             "extra_body": self.extra_body,
+            **({"requested_model": self.requested_model} if self.requested_model else {}),
         }
 
     def _discover(self) -> None:
         """Fill in the model name and the choice mode from ``/v1/models`` when they are not given."""
-        if self._model is not None and self._choice_mode != "auto":
+        if self._model is not None and self._choice_mode != "auto" and self._model_checked:
             return
         with self._discover_lock:
-            if self._model is not None and self._choice_mode != "auto":
+            if self._model is not None and self._choice_mode != "auto" and self._model_checked:
                 return
             models = self._list_models()
             if models is None:
@@ -128,10 +146,26 @@ class OpenAIBackend(Backend):
                 if not models:
                     raise RuntimeError(f"{self.base_url}/models lists no model; pass model=...")
                 self._model = str(models[0]["id"])
+            elif not self._model_checked:
+                self._check_model([str(m["id"]) for m in models])
+            self._model_checked = True
             entry = next((m for m in models if m.get("id") == self._model), models[0] if models else {})
             self._owned_by = str(entry.get("owned_by", ""))
             if self._choice_mode == "auto":
                 self._choice_mode = _choice_mode_for(self._owned_by)
+
+    def _check_model(self, served: list[str]) -> None:
+        """Compare the given model with the served ones (see ``model_check``)."""
+        if not served or self._model in served:
+            return
+        listed = ", ".join(repr(s) for s in served[:5])
+        message = f"model {self._model!r} is not served by {self.base_url} (its /models lists {listed})"
+        if self.model_check == "error":
+            raise ModelMismatchError(
+                f"{message}; pass model=<a listed id>, or model_check=warn to run with the served model"
+            )
+        self.requested_model, self._model = self._model, served[0]
+        print(f"warning: {message}; using and recording {served[0]!r}", file=sys.stderr)
 
     def _list_models(self) -> list[dict[str, Any]] | None:
         try:
@@ -141,7 +175,7 @@ class OpenAIBackend(Backend):
         except (httpx.HTTPError, ValueError) as exc:
             if self._model is not None:
                 return None  # the model is known; the requests will report the server's state
-            raise RuntimeError(f"cannot list models at {self.base_url}/models: {exc}") from exc
+            raise RunError(f"cannot list models at {self.base_url}/models: {exc}") from exc
         return [m for m in data if isinstance(m, dict) and "id" in m]
 
     # -- generation -----------------------------------------------------------------------------
