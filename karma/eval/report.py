@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_path, atomic_write_text
-from karma.core.atomic import atomic_path, atomic_write_text
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
 
