@@ -98,7 +98,7 @@ def main() -> None:
     print(f"  warm CLI stages (s): {json.dumps(warm_cli[-1][1]['timings_s'])}")
     print(f"  warm in-process stages (s): {json.dumps(warm_in[-1][1])}")
     print(
-        f"  answer: {cold['answer']['letter']} ({cold['answer']['parse_status']}), expected {cold['expected']}"
+        f"  answer: {cold['answer']['parsed_letter']} ({cold['answer']['parse_status']}), expected {cold['expected']}"
     )
 
 

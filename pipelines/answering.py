@@ -70,41 +70,57 @@ class PreparedPrompt(BaseModel):
         return [fact.id for fact in self.facts]
 
 
-class AnswerRecord(BaseModel):
-    """One model answer with its parse outcome; an unparsed answer has ``letter`` None."""
+class ModelAnswer(BaseModel):
+    """One model answer with its parse outcome: the one answer record. ``karma ask`` prints an
+    :class:`AnswerRecord`, ``karma eval`` logs a ``karma.eval.records.SampleRecord``; both extend it."""
 
     question_id: str
     """``<video>/t<NNN>/q<M>``."""
-    letter: str | None
-    """Parsed option letter, or None (never scored as a letter)."""
-    parse_status: str
-    """ok / fallback / none (see ``pipelines.parsing``)."""
-    parse_rule: str
-    """The parser rule that decided."""
-    raw: str
-    """Raw model output."""
-    latency_s: float
-    """Backend wall time for this request."""
-    prompt_tokens: int | None = None
-    """Prompt tokens, when reported."""
-    completion_tokens: int | None = None
-    """Generated tokens, when reported."""
-    error: str | None = None
-    """Backend error for this request (then raw is empty and status none)."""
     prompt_hash: str
-    """See PreparedPrompt.prompt_hash."""
-    template_version: str
-    """See PreparedPrompt.template_version."""
+    """sha256 of the full request the model saw (messages and decoding settings; see PreparedPrompt)."""
+    template_version: str = ""
+    """Prompt template version (see PreparedPrompt.template_version)."""
+    fact_ids: list[str] = Field(default_factory=list)
+    """Ids of the retrieved facts shown in the prompt (empty with the graph off)."""
+    raw_completion: str = ""
+    """The model's text, unedited."""
+    parsed_letter: str | None = None
+    """The letter read from the completion; None when parsing decided nothing (never scored as a letter)."""
+    parse_status: str
+    """How the letter was read: ok / fallback / none (see ``pipelines.parsing``)."""
+    parse_rule: str = ""
+    """The parsing rule that decided."""
+    error: str | None = None
+    """Backend error for this request (then the completion is empty and the status none)."""
+    latency_s: float = 0.0
+    """Model wall time for this request (0 for a cache hit)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens, when the backend reports them."""
+    completion_tokens: int | None = None
+    """Generated tokens, when the backend reports them."""
+
+
+class AnswerRecord(ModelAnswer):
+    """What one answered prompt gives back in ``karma ask`` and the pipelines' ``answer``."""
+
     template_hash: str
     """See PreparedPrompt.template_hash."""
     use_graph: bool
     """Graph block on or off."""
-    fact_ids: list[str] = Field(default_factory=list)
-    """Ids of the facts shown."""
     backend: str = ""
     """Backend name."""
     model_id: str = ""
     """Backend model id."""
+
+    @property
+    def letter(self) -> str | None:
+        """Alias of ``parsed_letter`` (the name before the answer records were one)."""
+        return self.parsed_letter
+
+    @property
+    def raw(self) -> str:
+        """Alias of ``raw_completion`` (the name before the answer records were one)."""
+        return self.raw_completion
 
 
 def options_text(question: Question) -> str:
@@ -243,10 +259,10 @@ def _record(
     parsed = parse_answer_safely(parse, completion, item)
     return AnswerRecord(
         question_id=item.question_id,
-        letter=parsed.letter,
+        parsed_letter=parsed.letter,
         parse_status=parsed.status,
         parse_rule=parsed.rule,
-        raw=completion.text,
+        raw_completion=completion.text,
         latency_s=completion.latency_s or share,
         prompt_tokens=completion.prompt_tokens,
         completion_tokens=completion.completion_tokens,

@@ -16,19 +16,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from karma.core.paths import cache_dir, project_file, project_root
 from karma.core.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
+from pipelines import assembly
 from pipelines.answering import AnswerRecord, PreparedPrompt
+from pipelines.assembly import GenerationSettings
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = REPO_ROOT / "data" / "sample"
-"""The synthetic sample data shipped with the repository."""
+SAMPLE_DIR = project_file("data", "sample") if project_root() is not None else Path("data/sample")
+"""The synthetic sample data shipped with the source checkout (``karma.core.paths.project_file``)."""
 SAMPLE_GRAPH_DIR = SAMPLE_DIR / "graph"
 """A prebuilt graph for the sample data, used when present."""
 DEFAULT_SAMPLE_QA = "synthVid001_qa.json"
 
 
-class AskConfig(BaseModel):
-    """Everything ``karma ask`` can be told; the defaults are the embedded offline setup."""
+class AskConfig(GenerationSettings):
+    """Everything ``karma ask`` can be told; the defaults are the embedded offline setup (the generation
+    settings -- k, budget_tokens, template, max_tokens, ... -- come from ``GenerationSettings``)."""
 
     qa_file: Path | None = None
     """QA file to take the question from (default: data/sample's first video)."""
@@ -63,22 +66,15 @@ class AskConfig(BaseModel):
     where the builder's default of 5 keeps no causal edge), else the builder's default."""
     retriever: str = "hybrid"
     """Retriever name (``hybrid``, ``keyword``, ``paths``, ``none``...)."""
-    k: int = 10
-    """Facts to retrieve."""
-    budget_tokens: int = 400
-    """Token budget of the fact block."""
     backend: str = "llamacpp"
     """Backend name."""
     backend_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options for the backend constructor."""
-    max_tokens: int = 32
-    """Output budget."""
-    constrain_choices: bool = False
-    """Grammar/guided choice over the letters."""
     predictive_audio: Literal["silence", "remove"] = "silence"
     """VLM: what the current clip's audio becomes for predictive questions."""
     cache_dir: Path | None = None
-    """Cache folder for built graphs and derived clips (default ``$KARMA_CACHE_DIR`` or .cache/karma)."""
+    """Cache folder for built graphs and derived clips (default: karma's cache root,
+    ``karma.core.paths.cache_root``, shared with ``karma eval``)."""
 
 
 class AskResult(BaseModel):
@@ -223,6 +219,10 @@ def resolve_graph(config: AskConfig, transition: Transition, data_dir: Path | No
     return build_graph_cached(data_dir, [transition.video_id], config.cache_dir, config.min_support)
 
 
+def _graph_cache() -> Path:
+    return cache_dir("graphs")
+
+
 SMALL_DATA_TRANSITIONS = 50
 """Below this many transitions an on-the-fly graph uses ``SMALL_DATA_MIN_SUPPORT``."""
 SMALL_DATA_MIN_SUPPORT = 2
@@ -234,10 +234,9 @@ def build_graph_cached(
     """Build the CKG from a data folder leaving out ``exclude`` videos; reuse a cached build."""
     from graph import BuildConfig, build_graph, read_json, write_json
     from karma.data import load_dataset
-    from pipelines.media import default_cache_dir
 
     key = _dataset_key(data_dir, [*exclude, f"min_support={min_support}"])
-    cache = (cache_dir or default_cache_dir()) / "graphs" / key
+    cache = (cache_dir / "graphs" if cache_dir else _graph_cache()) / key
     cached = cache / "graph.json"
     if cached.is_file():
         return read_json(cached), f"built from {data_dir} without {', '.join(exclude)} (cached {cached})"
@@ -258,20 +257,6 @@ def build_graph_cached(
     return graph, f"built from {data_dir} without {', '.join(exclude)}"
 
 
-def make_retriever(name: str, graph: Any, cache_dir: Path | None = None) -> Any:
-    """The retriever over ``graph``; the hybrid one keeps its vector index in the cache folder, keyed
-    by the graph's content hash, so a second ``karma ask`` does not re-embed the graph."""
-    from pipelines.media import default_cache_dir
-    from retrieval import get_retriever
-
-    if name == "none" or graph is None:
-        return None
-    if name == "hybrid":
-        index_dir = (cache_dir or default_cache_dir()) / "retrieval_index" / graph.content_hash()[:24]
-        return get_retriever(name, graph, index_dir=index_dir)
-    return get_retriever(name, graph)
-
-
 class AskSession:
     """Keeps loaded backends and retrievers between questions (benchmarks, notebooks, services).
 
@@ -284,12 +269,10 @@ class AskSession:
         self._retrievers: dict[str, Any] = {}
 
     def backend(self, config: AskConfig) -> Any:
-        from pipelines.backends import get_backend
-
         key = json.dumps([config.backend, config.backend_options], sort_keys=True, default=str)
         if key not in self._backends:
             try:
-                self._backends[key] = get_backend(config.backend, **config.backend_options)
+                self._backends[key] = assembly.make_backend(config.backend, config.backend_options)
             except (ValueError, TypeError, ImportError) as exc:  # unknown name, bad option, missing extra
                 raise AskError(f"backend {config.backend!r}: {exc}") from exc
         return self._backends[key]
@@ -300,7 +283,7 @@ class AskSession:
         key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}"
         if key not in self._retrievers:
             try:
-                self._retrievers[key] = make_retriever(config.retriever, graph, config.cache_dir)
+                self._retrievers[key] = assembly.make_retriever(config.retriever, graph)
             except (ValueError, TypeError) as exc:  # unknown retriever name or setting
                 raise AskError(f"retriever {config.retriever!r}: {exc}") from exc
         return self._retrievers[key]
@@ -336,29 +319,16 @@ class AskSession:
         backend = self.backend(config)
         timings["backend_load"] = time.perf_counter() - tick
 
-        common = {
-            "use_graph": config.use_graph,
-            "max_tokens": config.max_tokens,
-            "constrain_choices": config.constrain_choices,
-            "k": config.k,
-            "budget_tokens": config.budget_tokens,
-        }
-        if config.pipeline == "vlm":
-            from pipelines.vlm import VlmPipeline
-
-            assert config.clips_dir is not None
-            pipeline: Any = VlmPipeline(
-                backend,
-                retriever,
-                clips_dir=config.clips_dir,
-                predictive_audio=config.predictive_audio,
-                cache_dir=config.cache_dir,
-                **common,
-            )
-        else:
-            from pipelines.llm import LlmPipeline
-
-            pipeline = LlmPipeline(backend, retriever, **common)
+        pipeline = assembly.make_pipeline(
+            config,
+            kind=config.pipeline,
+            backend=backend,
+            retriever=retriever,
+            use_graph=config.use_graph,
+            clips_dir=config.clips_dir,
+            predictive_audio=config.predictive_audio,
+            cache_dir=config.cache_dir,
+        )
         tick = time.perf_counter()
         prepared = pipeline.prepare(transition, question, features)
         timings["prepare"] = time.perf_counter() - tick

@@ -14,6 +14,7 @@ from pipelines.answering import (
     PreparedPrompt,
     resolve_question,
 )
+from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.features_text import features_text
@@ -39,13 +40,13 @@ class LlmPipeline(PipelineBase):
         *,
         use_graph: bool = True,
         template: str | PromptTemplate = DEFAULT_LLM_TEMPLATE,
-        max_tokens: int = 32,
-        temperature: float = 0.0,
-        seed: int = 0,
-        constrain_choices: bool = False,
-        k: int = 10,
-        budget_tokens: int = 400,
-        fact_style: str = "lines",
+        max_tokens: int = _GEN.max_tokens,
+        temperature: float = _GEN.temperature,
+        seed: int = _GEN.seed,
+        constrain_choices: bool = _GEN.constrain_choices,
+        k: int = _GEN.k,
+        budget_tokens: int = _GEN.budget_tokens,
+        fact_style: str = _GEN.fact_style,
     ):
         """``backend`` may be None for prompt preparation only. ``constrain_choices`` asks the backend
         for grammar/guided choice over the bare letters (same setting in both arms)."""

@@ -20,6 +20,7 @@ from pipelines.answering import (
     PreparedPrompt,
     resolve_question,
 )
+from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend, ContentPart
 from pipelines.media import AudioMode, derive_clip, probe
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
@@ -52,13 +53,13 @@ class VlmPipeline(PipelineBase):
         template: str | PromptTemplate = DEFAULT_VLM_TEMPLATE,
         predictive_audio: AudioMode | str = AudioMode.silence,
         cache_dir: str | Path | None = None,
-        max_tokens: int = 32,
-        temperature: float = 0.0,
-        seed: int = 0,
-        constrain_choices: bool = False,
-        k: int = 10,
-        budget_tokens: int = 400,
-        fact_style: str = "lines",
+        max_tokens: int = _GEN.max_tokens,
+        temperature: float = _GEN.temperature,
+        seed: int = _GEN.seed,
+        constrain_choices: bool = _GEN.constrain_choices,
+        k: int = _GEN.k,
+        budget_tokens: int = _GEN.budget_tokens,
+        fact_style: str = _GEN.fact_style,
     ):
         """``predictive_audio`` is what the current clip's audio becomes for predictive questions:
         ``silence`` (default; models that read audio from the video need a track) or ``remove``."""

@@ -13,6 +13,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from karma.core.errors import InputError
+
 
 def cache_root() -> Path:
     """The cache root (created on first use)."""
@@ -38,3 +40,29 @@ def cache_dir(kind: str) -> Path:
 def package_data(package: str, *parts: str) -> Path:
     """A data file shipped inside ``package`` (e.g. ``package_data("pipelines.prompts", "llm.jinja")``)."""
     return Path(str(resources.files(package).joinpath(*parts)))
+
+
+def project_root() -> Path | None:
+    """The source checkout karma runs from, or None for an installed wheel.
+
+    The checkout is the folder above the ``karma`` package when it holds ``pyproject.toml``; files
+    that ship only with the checkout (``data/sample``, ``data/worlds``) are found through
+    :func:`project_file`. This is the one place that looks upward from a module's own file.
+    """
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "karma").is_dir() else None
+
+
+def project_file(*parts: str) -> Path:
+    """A file of the source checkout (e.g. ``project_file("data", "sample")``).
+
+    Raises :class:`~karma.core.errors.InputError` naming the file when karma runs from an installed
+    wheel, which does not carry the checkout's ``data/`` folder.
+    """
+    root = project_root()
+    if root is None:
+        raise InputError(
+            f"{'/'.join(parts)} ships with karma's source checkout, not with the installed package; "
+            "pass the file or folder explicitly"
+        )
+    return root.joinpath(*parts)

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from karma.eval.records import ARMS, Arm
+from pipelines.assembly import GenerationSettings
 
 GraphMode = Literal["folds", "whole_corpus", "given"]
 
@@ -29,8 +30,10 @@ EXECUTION_FIELDS: frozenset[str] = frozenset(
 )
 
 
-class EvalConfig(BaseModel):
-    """Everything ``karma eval`` needs to answer a set of questions in one or both arms."""
+class EvalConfig(GenerationSettings):
+    """Everything ``karma eval`` needs to answer a set of questions in one or both arms (the generation
+    settings -- k, budget_tokens, template, max_tokens, temperature, seed, ... -- come from
+    ``pipelines.assembly.GenerationSettings``)."""
 
     data: str
     """Folder (or single QA file) with ``<video>_qa.json`` and ``<video>_causal_features.json``."""
@@ -50,22 +53,6 @@ class EvalConfig(BaseModel):
     """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
     retriever: str = "hybrid"
     """Retriever name (hybrid, keyword, paths, none)."""
-    k: int = Field(default=10, ge=0)
-    """Facts retrieved per question."""
-    budget_tokens: int = Field(default=400, ge=0)
-    """Token budget of the graph block."""
-    fact_style: str = "lines"
-    """How facts are serialized (lines or table)."""
-    template: str | None = None
-    """Prompt template name or YAML path (default: the pipeline's packaged template)."""
-    max_tokens: int = Field(default=32, ge=1)
-    """Output budget (identical in both arms)."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """Decoding temperature; only 0 is cached."""
-    seed: int = 0
-    """Decoding seed."""
-    constrain_choices: bool = False
-    """Ask the backend for constrained choice over the letters (identical in both arms)."""
     graph_mode: GraphMode = "folds"
     """folds: a video's graph is built without its fold; whole_corpus: one graph from every video
     (the published setting; retrieves statistics computed from the evaluated video); given: a graph

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+
+from pipelines.answering import ModelAnswer
 
 Arm = Literal["on", "off"]
 """``on``: the prompt carries the graph block; ``off``: the same prompt without it."""
 ARMS: tuple[Arm, ...] = ("on", "off")
 
 
-class SampleRecord(BaseModel):
-    """One model answer to one question in one arm of the ablation."""
+class SampleRecord(ModelAnswer):
+    """One model answer to one question in one arm of the ablation: the answer record every pipeline
+    gives (``pipelines.answering.ModelAnswer``) plus what the evaluation adds."""
 
-    question_id: str
-    """``<video>/t<NNN>/q<M>``."""
     video_id: str
     """The video the question is about (the bootstrap's resampling unit)."""
     transition_id: str
@@ -28,34 +29,14 @@ class SampleRecord(BaseModel):
     """Index of the fold whose graph answered (None for the whole-corpus or a given graph)."""
     graph_hash: str | None = None
     """Content hash of the graph retrieval ran on (None with the graph off and no retrieval)."""
-    prompt_hash: str
-    """Hash of the full request the model saw (messages and decoding settings)."""
-    template_version: str = ""
-    """Prompt template version (its sha256 is in config.json)."""
-    fact_ids: list[str] = Field(default_factory=list)
-    """Ids of the retrieved facts shown in the prompt (empty with the graph off)."""
     answer: str
     """The correct letter."""
-    raw_completion: str = ""
-    """The model's text, unedited."""
-    parsed_letter: str | None = None
-    """The letter read from the completion; None when parsing decided nothing."""
     parse_status: Literal["ok", "fallback", "none"]
     """How the letter was read; ``none`` is scored as wrong and reported as a parse failure."""
-    parse_rule: str = ""
-    """The parsing rule that decided."""
     correct: bool
     """parsed_letter == answer (False when unparsed or on a backend error)."""
-    error: str | None = None
-    """Backend error for this request, if any."""
     finish_reason: str | None = None
     """stop / length / error, as the backend reported."""
-    latency_s: float = 0.0
-    """Model wall time for this request (0 for a cache hit)."""
-    prompt_tokens: int | None = None
-    """Prompt tokens, when the backend reports them."""
-    completion_tokens: int | None = None
-    """Generated tokens, when the backend reports them."""
     cached: bool = False
     """True when the completion came from the response cache."""
 

@@ -125,25 +125,11 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
 
 
 def _make_pipeline(config: EvalConfig, retriever: Any, use_graph: bool) -> Any:
-    common: dict[str, Any] = {
-        "use_graph": use_graph,
-        "max_tokens": config.max_tokens,
-        "temperature": config.temperature,
-        "seed": config.seed,
-        "constrain_choices": config.constrain_choices,
-        "k": config.k,
-        "budget_tokens": config.budget_tokens,
-        "fact_style": config.fact_style,
-    }
-    if config.template:
-        common["template"] = config.template
-    if config.pipeline == "vlm":
-        from pipelines.vlm import VlmPipeline
+    from pipelines.assembly import make_pipeline
 
-        return VlmPipeline(None, retriever, clips_dir=config.clips, **common)
-    from pipelines.llm import LlmPipeline
-
-    return LlmPipeline(None, retriever, **common)
+    return make_pipeline(
+        config, kind=config.pipeline, retriever=retriever, use_graph=use_graph, clips_dir=config.clips
+    )
 
 
 class _Evaluation:
@@ -171,17 +157,16 @@ class _Evaluation:
             if self.config.retriever == "none":
                 self._retrievers[key] = None
             else:
-                from retrieval import get_retriever
+                from pipelines.assembly import make_retriever
 
-                options: dict[str, Any] = {}
-                if self.config.retriever == "hybrid":
+                if self.config.retriever == "hybrid" and self._embedder is None:
                     # One embedding model shared by every fold's retriever (loaded once).
-                    if self._embedder is None:
-                        from retrieval import Embedder
+                    from retrieval import Embedder
 
-                        self._embedder = Embedder()
-                    options["embedder"] = self._embedder
-                self._retrievers[key] = get_retriever(self.config.retriever, self.plan.graph(key), **options)
+                    self._embedder = Embedder()
+                self._retrievers[key] = make_retriever(
+                    self.config.retriever, self.plan.graph(key), embedder=self._embedder
+                )
         return self._retrievers[key]
 
     def pipeline(self, key: str, arm: str) -> Any:

@@ -35,7 +35,7 @@ def test_ask_with_no_arguments_runs_the_embedded_default(runner: CliRunner, tmp_
     assert "->music:" in out  # visual -> music relations, not just concept links (small-data min_support)
     assert "Answer:" in out and "parse:" in out and "Latency:" in out
     assert "SmolLM2" in out
-    assert any((tmp_path / "cache" / "retrieval_index").iterdir())  # the index is kept for the next ask
+    assert any((tmp_path / "cache" / "index").iterdir())  # the index is kept (by graph hash) for the next ask
 
 
 def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRunner):
@@ -58,7 +58,7 @@ def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRun
     assert off["facts"] == [] and off["graph_source"].startswith("off")
     assert on["answer"]["fact_ids"] == [fact["id"] for fact in on["facts"]]
     for record in (on["answer"], off["answer"]):
-        assert record["parse_status"] == "ok" and record["letter"] in "abcd"
+        assert record["parse_status"] == "ok" and record["parsed_letter"] in "abcd"
     assert on["answer"]["template_hash"] == off["answer"]["template_hash"]
 
 
@@ -87,7 +87,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
     payload = json.loads(_ok(runner.invoke(app, args)))
     assert payload["question_id"] == "synthVid003/t000/q0"
     assert payload["expected"] is None  # an inline question has no answer key
-    assert payload["answer"]["letter"] in "abcd"
+    assert payload["answer"]["parsed_letter"] in "abcd"
 
 
 @pytest.mark.parametrize(

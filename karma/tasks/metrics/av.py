@@ -159,7 +159,13 @@ def avsbench_fscore(
 
 def separation_metrics(references: np.ndarray, estimates: np.ndarray) -> dict[str, list[float]]:
     """SDR / SIR / SAR per source (sources x samples) from ``mir_eval.separation.bss_eval_sources``."""
+    import warnings
+
     from mir_eval.separation import bss_eval_sources
 
-    sdr, sir, sar, perm = bss_eval_sources(np.asarray(references, float), np.asarray(estimates, float))
+    with warnings.catch_warnings():
+        # mir_eval 0.8 marks bss_eval_sources deprecated (for 0.9); it is the Sound-of-Pixels
+        # convention AVAgent follows, so it is kept with mir-eval pinned at 0.8.2.
+        warnings.simplefilter("ignore", FutureWarning)
+        sdr, sir, sar, perm = bss_eval_sources(np.asarray(references, float), np.asarray(estimates, float))
     return {"sdr": sdr.tolist(), "sir": sir.tolist(), "sar": sar.tolist(), "permutation": perm.tolist()}
