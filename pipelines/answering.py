@@ -176,6 +176,9 @@ class GraphContext:
         self.k = k
         self.budget_tokens = budget_tokens
         self.style = style
+        self.count_tokens = None
+        """Counts the block's budget in the answering model's tokens when set (a backend's
+        ``count_tokens``); else ``retrieval.serialize.estimate_tokens``."""
 
     def retrieve(
         self, transition: Transition, question: Question, features: object
@@ -191,7 +194,7 @@ class GraphContext:
             return "", []
         if result is None or not result.facts:
             return template.render_graph_block([]), []
-        lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style)
+        lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style, self.count_tokens)
         return template.render_graph_block(lines), shown
 
 
@@ -218,20 +221,14 @@ def as_video_features(video_id: str, features: object) -> VideoFeatures | None:
 
 
 def serialize_fact_lines(
-    result: RetrievalResult, budget_tokens: int, style: str
+    result: RetrievalResult, budget_tokens: int, style: str, count_tokens=None
 ) -> tuple[list[str], list[Fact]]:
-    """Fact lines within the token budget (``retrieval.serialize_facts``) and the facts they show.
+    """Fact lines within the token budget (``retrieval.serialize.fact_block``) and the facts they show
+    (a prefix of the ranked list; merged twins count as shown)."""
+    from retrieval.serialize import fact_block
 
-    ``serialize_facts`` keeps the best facts in order until the budget is spent, so the facts shown
-    are a prefix of the ranked list: one per line, after the table style's two header lines.
-    """
-    from retrieval import serialize_facts
-
-    text = serialize_facts(result, budget_tokens, style)
-    lines = text.splitlines() if text else []
-    header = 2 if style == "table" and lines else 0
-    shown = list(result.facts[: len(lines) - header])
-    return lines, shown
+    block = fact_block(result, budget_tokens, style, count_tokens)  # type: ignore[arg-type]
+    return block.lines, block.shown
 
 
 def answer_prepared(backend: Backend, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:

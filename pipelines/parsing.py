@@ -8,6 +8,13 @@ order; the first rule that decides wins. Every result records its status and the
   (the label, a colon, one letter, nothing else on the line; the LAST such line counts, so a model
   that corrects itself is read by its final word).
 * ``fallback`` — a documented lax rule decided (see ``FALLBACK_RULES``).
+* ``content`` — no letter was given, but the reply names exactly one option's content: its full
+  text after normalisation (rule ``option_text``), or, when the caller passes a similarity function
+  (``make_parser``), a reply whose embedding is close to exactly one option (rule
+  ``option_similarity``: cosine >= ``CONTENT_SIMILARITY`` and ahead of the runner-up by
+  ``CONTENT_MARGIN``). Reported apart from ``ok`` so format-following is never mistaken for reasoning.
+* ``scored`` — the answer mode scored the options (``letter`` / ``loglik``): nothing was parsed, the
+  letter is the most likely option (see ``pipelines.loglik``).
 * ``none`` — nothing decided, or the text named several different letters; ``letter`` is then None
   and an evaluation must count the question as unanswered, never as a letter.
 """
@@ -16,12 +23,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-ParseStatus = Literal["ok", "fallback", "none"]
+ParseStatus = Literal["ok", "fallback", "content", "scored", "none"]
+PARSE_STATUSES: tuple[str, ...] = ("ok", "fallback", "content", "scored", "none")
+"""Every status, in the order reports list them."""
+CONTENT_SIMILARITY = 0.75
+"""Cosine similarity (all-MiniLM-L6-v2, normalised vectors) a reply needs to an option for the
+``option_similarity`` rule. Paraphrases of one short option ("it would change to a minor key" /
+"the key becomes minor") score about 0.7-0.9; different options about the same variable score
+lower against each other, which the margin below guards."""
+CONTENT_MARGIN = 0.05
+"""How far the best option's similarity must lead the runner-up's (else the reply is ambiguous)."""
 
 # Letters that are also English words: after an answer label they may start prose ("Answer: a rise in
 # loudness"), so a lax rule accepts them only when they are visibly delimited.
@@ -35,7 +51,6 @@ FALLBACK_RULES: tuple[str, ...] = (
     "lone_letter_line",
     "parenthesized",
     "option_word",
-    "option_text",
 )
 """Lax rules in the order they are tried, after the strict ones (``bare_letter``, ``answer_line``):
 
@@ -52,8 +67,10 @@ FALLBACK_RULES: tuple[str, ...] = (
   lines must agree.
 * ``parenthesized`` — ``(b)`` or ``[b]`` in running text; exactly one distinct letter may appear.
 * ``option_word`` — ``option b`` / ``choice (c)``; exactly one distinct letter may appear.
-* ``option_text`` — only when the options are given: exactly one option's full text appears in the
-  output (case, punctuation and spacing ignored).
+
+Then the content rules (status ``content``): ``option_text`` — only when the options are given:
+exactly one option's full text appears in the output (case, punctuation and spacing ignored);
+``option_similarity`` — see ``make_parser``.
 """
 
 
@@ -100,7 +117,6 @@ def parse_answer(
         "lone_letter_line": _lone_letter_line,
         "parenthesized": _parenthesized,
         "option_word": _option_word,
-        "option_text": _option_text,
     }
     try:
         for name, rule in strict_rules:
@@ -111,6 +127,9 @@ def parse_answer(
             letter = lax_rules[name](ctx)
             if letter is not None:
                 return ParsedAnswer(letter=letter, status="fallback", rule=name)
+        letter = _option_text(ctx)
+        if letter is not None:
+            return ParsedAnswer(letter=letter, status="content", rule="option_text")
     except _Conflict:
         return ParsedAnswer(letter=None, status="none", rule="conflicting")
     return ParsedAnswer(letter=None, status="none", rule="no_match")
@@ -267,3 +286,44 @@ def _normalise_options(options: Mapping[str, str] | None, letters: tuple[str, ..
     if not options:
         return {}
     return {k.lower(): _norm(v) for k, v in options.items() if k.lower() in letters and isinstance(v, str)}
+
+
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+"""(reply, option texts) -> cosine similarity of the reply to each option."""
+
+
+def option_similarity(text: str, options: Mapping[str, str], similarity: Similarity) -> ParsedAnswer | None:
+    """The ``option_similarity`` rule on its own: the one option the reply is close to, or None."""
+    letters = sorted(k for k in options if isinstance(options[k], str) and options[k].strip())
+    if not letters or not text.strip():
+        return None
+    sims = list(similarity(text.strip(), [options[k] for k in letters]))
+    order = sorted(range(len(letters)), key=lambda i: (-sims[i], i))
+    best = order[0]
+    runner_up = sims[order[1]] if len(order) > 1 else -1.0
+    if sims[best] >= CONTENT_SIMILARITY and sims[best] - runner_up >= CONTENT_MARGIN:
+        return ParsedAnswer(letter=letters[best].lower(), status="content", rule="option_similarity")
+    return None
+
+
+def make_parser(similarity: Similarity | None = None) -> Callable[..., ParsedAnswer]:
+    """``parse_answer`` plus, when ``similarity`` is given, the ``option_similarity`` rule for replies
+    the text rules leave unparsed with ``no_match`` (a conflicting reply stays unparsed)."""
+
+    def parse(text: str | None, letters: Sequence[str] = ("a", "b", "c", "d"), options=None) -> ParsedAnswer:
+        parsed = parse_answer(text, letters, options)
+        if parsed.status != "none" or parsed.rule != "no_match" or similarity is None or not options:
+            return parsed
+        return option_similarity(text or "", options, similarity) or parsed
+
+    return parse
+
+
+def scored_answer(completion: object) -> ParsedAnswer | None:
+    """The answer of a scored completion (answer mode letter / loglik), or None for a generated one."""
+    meta = getattr(completion, "meta", None) or {}
+    mode = meta.get("answer_mode")
+    if mode not in ("letter", "loglik"):
+        return None
+    letter = getattr(completion, "text", "") or None
+    return ParsedAnswer(letter=letter, status="scored" if letter else "none", rule=f"{mode}_acc_norm")

@@ -21,25 +21,45 @@ def edge_stats(edge: CkgEdge) -> dict[str, float]:
     }
 
 
-def fact_line(view: GraphView, edge: CkgEdge) -> str:
-    """``brightness increases causes loudness increases (support 120, P=0.62, lift 1.80, precedence +0.30)``.
+COMPACT_RELATION: dict[str, str] = {
+    "causes": "->",
+    "co_moves": "moves with",
+    "text_relation": "relates to",
+    "instance_of": "is a",
+}
+"""How each relation reads in a fact line (short: the fact block is paid for in prompt tokens)."""
 
-    Statistics are only shown where the builder computed them (text relations carry none).
+
+def stats_text(support: float, confidence: float, lift: float, explanations: int = 0) -> str:
+    """The statistics in the fact block's short form: ``n=120 P=.62 lift=1.8``.
+
+    ``n`` is the support (transitions where the cause was seen), ``P`` the confidence P(effect |
+    cause) as two decimals without the leading zero, ``lift`` to one decimal; ``expl=3`` counts the
+    explanations a text relation was read from. Absent statistics are left out. The precedence and
+    weight stay in the run log (``Fact.stats``), not in the prompt.
     """
-    phrase = RELATION_PHRASE.get(edge.relation, edge.relation)
-    head = f"{view.title(edge.source)} {phrase} {view.title(edge.target)}"
     parts: list[str] = []
-    if edge.support:
-        parts.append(f"support {edge.support}")
-    if edge.confidence:
-        parts.append(f"P={edge.confidence:.2f}")
-    if edge.lift:
-        parts.append(f"lift {edge.lift:.2f}")
-    if edge.precedence:
-        parts.append(f"precedence {edge.precedence:+.2f}")
-    if edge.relation == "text_relation" and edge.source_questions:
-        parts.append(f"from {len(edge.source_questions)} explanation(s)")
-    return f"{head} ({', '.join(parts)})" if parts else head
+    if support:
+        parts.append(f"n={int(support)}")
+    if confidence:
+        parts.append("P=" + f"{confidence:.2f}".removeprefix("0"))
+    if lift:
+        parts.append(f"lift={lift:.1f}")
+    if explanations:
+        parts.append(f"expl={explanations}")
+    return " ".join(parts)
+
+
+def fact_line(view: GraphView, edge: CkgEdge) -> str:
+    """``brightness increases -> loudness increases (n=120 P=.62 lift=1.8)``; an edge that carries a
+    description (GraphRAG imports, text relations) shows it after a colon."""
+    phrase = COMPACT_RELATION.get(edge.relation, RELATION_PHRASE.get(edge.relation, edge.relation))
+    head = f"{view.title(edge.source)} {phrase} {view.title(edge.target)}"
+    explanations = len(edge.source_questions) if edge.relation == "text_relation" else 0
+    stats = stats_text(edge.support, edge.confidence, edge.lift, explanations)
+    line = f"{head} ({stats})" if stats else head
+    description = " ".join(edge.description.split())
+    return f"{line}: {description}" if description else line
 
 
 def make_fact(view: GraphView, edge: CkgEdge, score: float) -> Fact:

@@ -37,6 +37,10 @@ class PromptTemplate(BaseModel):
     """The causal-knowledge block inserted for ``{graph_block}`` when the graph is on (``{facts}``)."""
     no_facts: str = "- none found"
     """Fact text used when the graph is on but retrieval found nothing (the block is still shown)."""
+    answer_modes: dict[str, dict[str, str]] = {}
+    """Answer mode (generate, letter, loglik) -> ``format`` (fills ``{answer_format}`` in the system
+    text) and ``request`` (fills ``{answer_request}`` in the user text). A template without it
+    supports only ``generate`` with its texts as written."""
     sha256: str = ""
     """sha256 of the template file bytes (filled by the loader)."""
     source: str = ""
@@ -50,6 +54,24 @@ class PromptTemplate(BaseModel):
         """The block for a graph-on prompt; retrieval finding nothing still yields a (stated) block."""
         facts = "\n".join(fact_lines) if fact_lines else self.no_facts
         return self.graph_block.format(facts=facts)
+
+    def answer_texts(self, mode: str = "generate") -> dict[str, str]:
+        """``{"format", "request"}`` of an answer mode; an unknown or missing mode is an error."""
+        if not self.answer_modes:
+            if mode != "generate":
+                raise ValueError(f"template {self.source or self.name} has no answer_modes; only generate works")
+            return {"format": "", "request": ""}
+        texts = self.answer_modes.get(mode)
+        if texts is None:
+            raise ValueError(
+                f"template {self.source or self.name} has no answer mode {mode!r} "
+                f"(it has {', '.join(sorted(self.answer_modes))})"
+            )
+        return texts
+
+    def system_for(self, mode: str = "generate") -> str:
+        """The system text with the answer mode's format instruction."""
+        return self.system.replace("{answer_format}", self.answer_texts(mode).get("format", ""))
 
     def text(self, key: str) -> str:
         """An extra string field of the template (``masked_value``, ``audio_note_masked``...)."""

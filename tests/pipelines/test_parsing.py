@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.parsing import FALLBACK_RULES, ParsedAnswer, parse_answer
+from pipelines.parsing import (
+    CONTENT_MARGIN,
+    CONTENT_SIMILARITY,
+    FALLBACK_RULES,
+    ParsedAnswer,
+    make_parser,
+    parse_answer,
+)
 
 OPTIONS = {
     "a": "The loudness rises sharply",
@@ -50,7 +57,7 @@ def test_answer_label_followed_by_article_is_prose():
     assert _read("Answer: a sharp rise in loudness follows the cut.") == (None, "none", "no_match")
     # With the option texts given, the option text rule can still decide.
     text = "The answer: the music becomes quieter after the cut."
-    assert _read(text, options=OPTIONS) == ("b", "fallback", "option_text")
+    assert _read(text, options=OPTIONS) == ("b", "content", "option_text")
 
 
 def test_qa_transcript_a_colon_is_not_option_a():
@@ -101,11 +108,10 @@ def test_several_letters_are_conflicting(text):
         ("So the result is $\\boxed{C}$.", "c", "boxed"),
         ("b) The music gets quieter after the cut.", "b", "leading_letter"),
         ("**D.** Nothing changes", "d", "leading_letter"),
-        ("I think nothing changes here.", "d", "option_text"),
     ],
 )
 def test_fallback_rules(text, letter, rule):
-    options = OPTIONS if rule in ("json", "option_text") else None
+    options = OPTIONS if rule == "json" else None
     assert _read(text, options=options) == (letter, "fallback", rule)
 
 
@@ -117,7 +123,7 @@ def test_json_letter_without_options_and_exact_option_text():
 
 def test_option_text_prefers_the_longer_containing_option():
     options = {"a": "louder", "b": "much louder", "c": "softer", "d": "same"}
-    assert _read("It becomes much louder.", options=options) == ("b", "fallback", "option_text")
+    assert _read("It becomes much louder.", options=options) == ("b", "content", "option_text")
     assert _read("louder or softer, hard to say", options=options) == (None, "none", "conflicting")
 
 
@@ -148,5 +154,55 @@ def test_fallback_rule_names_are_documented_in_order():
         "lone_letter_line",
         "parenthesized",
         "option_word",
-        "option_text",
     }
+
+
+def test_a_reply_naming_one_option_content_has_its_own_status():
+    assert _read("I think nothing changes here.", options=OPTIONS) == ("d", "content", "option_text")
+
+
+def _fixed_similarity(values):
+    calls = []
+
+    def similarity(reply, options):
+        calls.append((reply, list(options)))
+        return values
+
+    return similarity, calls
+
+
+def test_option_similarity_needs_the_threshold_and_the_margin():
+    close = CONTENT_SIMILARITY + 0.01
+    similarity, calls = _fixed_similarity([0.1, close, close - CONTENT_MARGIN - 0.01, 0.2])
+    parse = make_parser(similarity)
+    parsed = parse("it would turn into a quieter piece", options=OPTIONS)
+    assert (parsed.letter, parsed.status, parsed.rule) == ("b", "content", "option_similarity")
+    assert calls[0][1] == [OPTIONS[k] for k in "abcd"]
+    # Below the threshold, or two options equally close: unparsed.
+    for values in ([0.1, CONTENT_SIMILARITY - 0.01, 0.0, 0.0], [0.1, close, close, 0.0]):
+        parse = make_parser(_fixed_similarity(values)[0])
+        assert parse("it would turn into a quieter piece", options=OPTIONS).status == "none"
+
+
+def test_similarity_is_never_asked_when_a_text_rule_decided_or_the_reply_conflicts():
+    similarity, calls = _fixed_similarity([0.99, 0.0, 0.0, 0.0])
+    parse = make_parser(similarity)
+    assert parse("ANSWER: c", options=OPTIONS).letter == "c"
+    assert parse("(a) or (b)", options=OPTIONS).rule == "conflicting"
+    assert calls == []
+
+
+def test_option_similarity_with_the_real_embedding_model():
+    from retrieval import Embedder
+
+    embedder = Embedder()
+
+    def similarity(reply, options):
+        vectors = embedder.encode([reply, *options])
+        return [float(vectors[0] @ v) for v in vectors[1:]]
+
+    parse = make_parser(similarity)
+    options = {"a": "tempo increases", "b": "the key becomes minor", "c": "loudness decreases", "d": "nothing changes"}
+    parsed = parse("It would change to a minor key.", options=options)
+    assert (parsed.letter, parsed.status) == ("b", "content")
+    assert parse("The weather is nice today.", options=options).status == "none"

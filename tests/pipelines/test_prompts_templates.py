@@ -18,7 +18,8 @@ def test_packaged_templates_have_version_and_file_hash():
         assert template.version
         assert template.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
         assert "{graph_block}" in template.user
-        assert "ANSWER" in template.system
+        assert "ANSWER" in template.system_for("generate")
+        assert "ANSWER" not in template.system_for("loglik") + template.answer_texts("loglik")["request"]
 
 
 def test_edited_template_gets_a_new_hash(tmp_path: Path):

@@ -1,0 +1,115 @@
+"""The graph reader: answers a question from the retrieved facts alone, without a language model.
+
+It is the ceiling an LLM arm is compared with: what the facts in the prompt already say.
+
+1. Options are read as graph events with the retrieval embedding model
+   (``retrieval.embed.Embedder``, all-MiniLM-L6-v2 offline), never with a phrase list: an option
+   names an event when its text is close to the event node's text.
+2. The facts are read best first. The options are compared with a fact's effect node, or with its
+   cause node when most options read as on-screen events (a question asking which on-screen change
+   explains a musical one): the option nearest the node decides when its cosine similarity is at least
+   ``MIN_OPTION_SIMILARITY`` and leads the next option's by ``MIN_OPTION_MARGIN``. The first fact
+   that decides answers. Comparing the options with one another (not with every node of the graph)
+   lets a paraphrase ("the mix swells in volume") be read as the fact's event ("loudness
+   increases") when it is the closest of the four, as a reader would.
+3. When no fact decides, the reader says so: ``letters`` is empty and ``reason`` is ``no option
+   recognised`` (no option is near any event of the graph) or ``no fact about an option``; an
+   evaluation counts it as unanswered, never as a silent four-way tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from retrieval.base import Fact
+
+MIN_OPTION_SIMILARITY = 0.35
+"""Cosine similarity (all-MiniLM-L6-v2) an option needs to a fact's event to be read as it. Measured
+on paraphrases: "the mix swells in volume" / "loudness increases" 0.42, "the harmony sits in a minor
+key" / "mode is minor" 0.45, unrelated text ("a dog barks at the postman") below 0.15."""
+MIN_OPTION_MARGIN = 0.03
+"""How far the nearest option must lead the next one (else the fact does not decide)."""
+NO_OPTION = "no option recognised"
+NO_FACT = "no fact about an option"
+
+
+class ReaderAnswer(BaseModel):
+    """What the reader concluded for one question."""
+
+    letters: list[str] = Field(default_factory=list)
+    """The chosen letter(s); several on a tie; empty when the reader cannot answer."""
+    reason: str
+    """``fact`` (a fact decided), ``no option recognised`` or ``no fact about an option``."""
+    fact_id: str | None = None
+    """The deciding fact."""
+    option_events: dict[str, str | None] = Field(default_factory=dict)
+    """Letter -> the graph event the option was read as (None: not recognised)."""
+
+
+class GraphReader:
+    """Embeds the graph's event nodes once and reads facts against a question's options."""
+
+    def __init__(self, graph: Any, embedder: Any = None) -> None:
+        from retrieval.graph_view import GraphView, node_text
+
+        self.view = graph if isinstance(graph, GraphView) else GraphView.of(graph)
+        if embedder is None:
+            from retrieval.embed import Embedder
+
+            embedder = Embedder()
+        self.embedder = embedder
+        # Events only: concept nodes ("loudness") name a variable, not a change an option can state.
+        nodes = self.view.graph.nodes
+        self.node_ids = [n for n in self.view.node_ids if nodes[n].kind != "concept"]
+        self._row = {node_id: i for i, node_id in enumerate(self.node_ids)}
+        texts = [node_text(nodes[n]) for n in self.node_ids]
+        self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
+
+    def _options(self, options: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
+        letters = sorted(k for k, v in options.items() if isinstance(v, str) and v.strip())
+        if not letters:
+            return [], np.zeros((0, self._nodes.shape[1]))
+        vectors = self.embedder.encode([options[k].strip() for k in letters])
+        return letters, np.asarray(vectors, dtype=np.float64)
+
+    def event_of(self, option: str) -> str | None:
+        """The graph event nearest an option's text, when it is at least ``MIN_OPTION_SIMILARITY``."""
+        letters, vectors = self._options({"x": option})
+        if not letters or not len(self.node_ids):
+            return None
+        sims = np.round(self._nodes @ vectors[0], 4)
+        best = int(np.lexsort((np.arange(len(sims)), -sims))[0])
+        return self.node_ids[best] if sims[best] >= MIN_OPTION_SIMILARITY else None
+
+    def answer(self, options: Mapping[str, str], facts: Sequence[Fact]) -> ReaderAnswer:
+        """Read ``facts`` (best first) against the options."""
+        letters, vectors = self._options(options)
+        events = {letter: self.event_of(options[letter]) for letter in letters}
+        if not any(events.values()):
+            return ReaderAnswer(reason=NO_OPTION, option_events=events)
+        # Which end of a fact the options speak of: causes when most options read as on-screen
+        # events (a question asking what explains a musical change), else effects.
+        kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
+        cause_side = sum(k == "visual_change" for k in kinds) * 2 > len(kinds)
+        for fact in facts:
+            for end in (fact.source,) if cause_side else (fact.target,):
+                row = self._row.get(end)
+                if row is None:
+                    continue
+                sims = np.round(vectors @ self._nodes[row], 4)
+                order = np.lexsort((np.arange(len(sims)), -sims))
+                best = sims[order[0]]
+                runner_up = sims[order[1]] if len(order) > 1 else -1.0
+                if best < MIN_OPTION_SIMILARITY:
+                    continue
+                if best - runner_up < MIN_OPTION_MARGIN:
+                    tied = [letters[i] for i in order if best - sims[i] < MIN_OPTION_MARGIN]
+                    return ReaderAnswer(letters=tied, reason="fact", fact_id=fact.id, option_events=events)
+                return ReaderAnswer(
+                    letters=[letters[int(order[0])]], reason="fact", fact_id=fact.id, option_events=events
+                )
+        return ReaderAnswer(reason=NO_FACT, option_events=events)

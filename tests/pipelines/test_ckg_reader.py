@@ -1,0 +1,61 @@
+"""The graph reader on a hand-made graph with the real embedding model: options mapped to events by
+embedding (paraphrases included), the first fact about an option decides, and an unrecognised option
+set is said, not tied."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.model import CausalGraph, CkgNode
+from pipelines.backends.ckg_reader import NO_FACT, NO_OPTION, GraphReader
+from retrieval.base import Fact
+
+NODES = {
+    "visual:brightness:up": ("brightness increases", "visual_change"),
+    "visual:brightness:down": ("brightness decreases", "visual_change"),
+    "visual:motion:down": ("motion decreases", "visual_change"),
+    "music:loudness:up": ("loudness increases", "music_change"),
+    "music:loudness:down": ("loudness decreases", "music_change"),
+    "music:tempo:down": ("tempo decreases", "music_change"),
+    "music:mode:is:minor": ("mode is minor", "music_change"),
+    "concept:loudness": ("loudness", "concept"),
+}
+
+
+@pytest.fixture(scope="module")
+def reader() -> GraphReader:
+    nodes = {i: CkgNode(id=i, title=title, kind=kind) for i, (title, kind) in NODES.items()}
+    return GraphReader(CausalGraph(nodes=nodes, edges={}))
+
+
+def _fact(source: str, target: str) -> Fact:
+    return Fact(id=f"{source}->{target}|causes", text="", score=1.0, source=source, target=target)
+
+
+def test_options_map_to_events_by_embedding_not_by_phrase(reader) -> None:
+    assert reader.event_of("loudness increases") == "music:loudness:up"
+    assert reader.event_of("the harmony sits in a minor key") == "music:mode:is:minor"
+    assert reader.event_of("a dog barks at the postman") is None  # nothing in the graph is close
+
+
+def test_the_first_fact_about_an_option_decides(reader) -> None:
+    options = {"a": "loudness decreases", "b": "loudness increases", "c": "tempo decreases", "d": "mode is minor"}
+    facts = [_fact("visual:brightness:up", "music:loudness:up"), _fact("visual:motion:down", "music:tempo:down")]
+    answer = reader.answer(options, facts)
+    assert answer.letters == ["b"] and answer.fact_id == facts[0].id
+    assert reader.answer(options, facts[::-1]).letters == ["c"]
+
+
+def test_a_cause_question_is_answered_by_the_fact_whose_cause_is_an_option(reader) -> None:
+    options = {"a": "brightness decreases", "b": "brightness increases", "c": "motion decreases", "d": "x"}
+    answer = reader.answer(options, [_fact("visual:motion:down", "music:tempo:down")])
+    assert answer.letters == ["c"]
+
+
+def test_no_option_recognised_and_no_fact_are_said(reader) -> None:
+    odd = {"a": "a dog barks at the postman", "b": "the weather is cold", "c": "", "d": "pizza"}
+    said = reader.answer(odd, [_fact("visual:brightness:up", "music:loudness:up")])
+    assert said.letters == [] and said.reason == NO_OPTION
+    options = {"a": "loudness decreases", "b": "loudness increases", "c": "tempo decreases", "d": "mode is minor"}
+    none = reader.answer(options, [_fact("visual:brightness:up", "music:pitch:up")])
+    assert none.letters == [] and none.reason == NO_FACT
