@@ -5,12 +5,35 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph.model import CausalGraph, GraphStore
+from karma.core.registry import Registry
 from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
 from retrieval.graph_view import GraphView
 from retrieval.index import INDEX_DIRNAME
 
-RETRIEVER_NAMES: tuple[str, ...] = ("hybrid", "keyword", "paths", "karma-keyword", "karma-paths", "none")
+RETRIEVERS = Registry("retriever")
+"""Retriever names, their classes (imported on first use) and one line of help each; the CLI reads
+its choices and help from here."""
+RETRIEVERS.register(
+    "hybrid",
+    "retrieval.hybrid:HybridRetriever",
+    help="FAISS vector seeds + statistics-weighted graph expansion; the default",
+)
+RETRIEVERS.register(
+    "keyword", "retrieval.keyword:KeywordRetriever", help="the published keyword script, rule for rule"
+)
+RETRIEVERS.register(
+    "paths", "retrieval.paths:PathsRetriever", help="the published shortest-paths script, rule for rule"
+)
+RETRIEVERS.register(
+    "karma-keyword", "retrieval.keyword_karma:KarmaKeywordRetriever", help="karma's keyword variant"
+)
+RETRIEVERS.register("karma-paths", "retrieval.paths_karma:KarmaPathsRetriever", help="karma's paths variant")
+RETRIEVERS.register("none", "retrieval.registry:NoRetriever", help="no facts (a graph block that says so)")
+
+RETRIEVER_NAMES: tuple[str, ...] = tuple(RETRIEVERS)
 """Every name ``get_retriever`` accepts."""
+RETRIEVER_HELP: dict[str, str] = {e.name: e.help for e in RETRIEVERS.entries()}
+"""Name -> one line of help."""
 
 
 class NoRetriever(Retriever):
