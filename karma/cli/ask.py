@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from karma.cli.options import backend_options, key_values
+from karma.cli.options import (
+    BACKEND_OPT_HELP,
+    backend_help,
+    backend_options,
+    key_values,
+    output_format,
+    retriever_help,
+)
+from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
 def ask(
@@ -14,7 +22,13 @@ def ask(
         None,
         "--question",
         "-q",
-        help="With --qa (or the sample data): the question index in the transition. With --option: the question text.",
+        help="The question text of an inline question (with --option). A number is read as --question-index.",
+    ),
+    question_index: int | None = typer.Option(
+        None,
+        "--question-index",
+        min=0,
+        help="With --qa (or the sample data): the question's position in the transition (0-based).",
     ),
     qa: Path | None = typer.Option(
         None, "--qa", help="QA file (<video>_qa.json). Default: data/sample's first video."
@@ -42,9 +56,8 @@ def ask(
         None, "--clips", help="Clip folder <clips>/<video_id>/scene_NNN.mp4 (VLM)."
     ),
     pipeline: str = typer.Option("llm", "--pipeline", help="llm (features as text) or vlm (clips as video)."),
-    no_ckg: bool = typer.Option(
-        False, "--no-ckg", help="Leave the causal-knowledge block out (the ablation)."
-    ),
+    ckg: str = typer.Option("on", "--ckg", help="Causal-knowledge block: on, or off (the ablation)."),
+    no_ckg: bool = typer.Option(False, "--no-ckg", hidden=True, help="Deprecated: --ckg off."),
     graph: Path | None = typer.Option(
         None,
         "--graph",
@@ -55,24 +68,27 @@ def ask(
         "--min-support",
         help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
     ),
-    retriever: str = typer.Option(
-        "hybrid", "--retriever", help="Retriever: hybrid, keyword, paths, none ..."
+    retriever: str = typer.Option("hybrid", "--retriever", help=retriever_help()),
+    k: int = typer.Option(GEN.k, "--k", help="Facts to retrieve."),
+    budget_tokens: int = typer.Option(
+        GEN.budget_tokens, "--budget-tokens", help="Token budget of the graph block."
     ),
-    k: int = typer.Option(10, "--k", help="Facts to retrieve."),
-    backend: str = typer.Option(
-        "llamacpp", "--backend", "-b", help="llamacpp, openai, transformers or vllm."
-    ),
+    backend: str = typer.Option("llamacpp", "--backend", "-b", help=backend_help()),
+    backend_opt: list[str] = typer.Option([], "--backend-opt", help=BACKEND_OPT_HELP),
     backend_option: list[str] = typer.Option(
-        [],
-        "--backend-option",
-        "-o",
-        help="Backend constructor option KEY=VALUE (repeatable), e.g. -o model=qwen.",
+        [], "--backend-option", "-o", hidden=True, help="Deprecated: --backend-opt."
     ),
+    template: str | None = typer.Option(None, "--template", help="Prompt template name or YAML path."),
     max_tokens: int = typer.Option(
-        32, "--max-tokens", help="Output budget (the same with and without the graph)."
+        GEN.max_tokens, "--max-tokens", help="Output budget (the same with and without the graph)."
+    ),
+    constrain_choices: bool = typer.Option(
+        GEN.constrain_choices,
+        "--constrain-choices",
+        help="Constrain decoding to the letters a-d (both arms).",
     ),
     constrained: bool = typer.Option(
-        False, "--constrained/--free", help="Constrain decoding to one letter (grammar / guided choice)."
+        False, "--constrained/--free", hidden=True, help="Deprecated: --constrain-choices."
     ),
     predictive_audio: str = typer.Option(
         "silence",
@@ -80,7 +96,8 @@ def ask(
         help="VLM, predictive questions: silence or remove the current clip's audio.",
     ),
     show_prompt: bool = typer.Option(False, "--show-prompt", help="Print the full prompt sent to the model."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    fmt: str = typer.Option("text", "--format", help="Output: text, or json (one JSON object)."),
+    as_json: bool = typer.Option(False, "--json", hidden=True, help="Deprecated: --format json."),
 ) -> None:
     """Answer one question (from a QA file or given inline) with or without the causal graph.
 
@@ -93,14 +110,16 @@ def ask(
     inline = bool(option)
     if inline and not question:
         raise typer.BadParameter("an inline question needs --question TEXT", param_hint="--question")
-    question_index = 0
     if not inline and question is not None:
         if not question.isdigit():
             raise typer.BadParameter(
-                "without --option, --question is the question's index in the transition (0, 1, 2...)",
+                "without --option, give the question's position with --question-index (0, 1, 2...)",
                 param_hint="--question",
             )
-        question_index = int(question)
+        question_index = int(question)  # the older spelling: --question N
+    if ckg not in ("on", "off"):
+        raise typer.BadParameter("choose on or off", param_hint="--ckg")
+    fmt = output_format(fmt, as_json)
     if pipeline not in ("llm", "vlm"):
         raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
     if predictive_audio not in ("silence", "remove"):
@@ -108,7 +127,7 @@ def ask(
     config = AskConfig(
         qa_file=qa,
         transition=transition,
-        question_index=question_index,
+        question_index=question_index or 0,
         question_text=question if inline else None,
         options=key_values(option, "--option", lower_keys=True) if inline else {},
         question_type=question_type,
@@ -118,15 +137,17 @@ def ask(
         features_file=features,
         clips_dir=clips,
         pipeline=pipeline,
-        use_graph=not no_ckg,
+        use_graph=ckg == "on" and not no_ckg,
         graph_dir=graph,
         min_support=min_support,
         retriever=retriever,
         k=k,
+        budget_tokens=budget_tokens,
+        template=template,
         backend=backend,
-        backend_options=backend_options(backend_option, "--backend-option"),
+        backend_options=backend_options([*backend_opt, *backend_option], "--backend-opt"),
         max_tokens=max_tokens,
-        constrain_choices=constrained,
+        constrain_choices=constrain_choices or constrained,
         predictive_audio=predictive_audio,
     )
     try:
@@ -137,7 +158,7 @@ def ask(
     except ImportError as exc:  # an optional extra (vllm) that is not installed
         typer.echo(f"error: {exc} (is the optional extra for this backend installed?)", err=True)
         raise typer.Exit(2) from None
-    if as_json:
+    if fmt == "json":
         typer.echo(result_json(result))
     else:
         _print(result, show_prompt)

@@ -9,12 +9,8 @@ from typing import Annotated
 import typer
 
 from karma.cli import tasks as task_cli
-from karma.cli.options import backend_options
-
-BACKEND_OPT_HELP = (
-    "Backend option KEY=VALUE (repeatable); VALUE is read as JSON when it parses, else as text. "
-    "E.g. --backend-opt base_url=http://127.0.0.1:8080/v1 --backend-opt max_concurrency=8."
-)
+from karma.cli.options import BACKEND_OPT_HELP, backend_help, backend_options, retriever_help
+from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -32,14 +28,12 @@ def eval_command(
         bool, typer.Option("--lenient", help="Keep every valid question of files with problems (listed).")
     ] = False,
     pipeline: Annotated[str, typer.Option(help="llm (features as text) or vlm (clips as video).")] = "llm",
-    backend: Annotated[
-        str, typer.Option(help="Model backend: llamacpp, openai, transformers, vllm.")
-    ] = "llamacpp",
+    backend: Annotated[str, typer.Option(help=backend_help())] = "llamacpp",
     backend_opt: Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)] = None,
     ckg: Annotated[str, typer.Option(help="Graph block: on, off, or both (the paired ablation).")] = "both",
-    retriever: Annotated[str, typer.Option(help="Retriever: hybrid, keyword, paths, none.")] = "hybrid",
-    k: Annotated[int, typer.Option(help="Facts retrieved per question.")] = 10,
-    budget_tokens: Annotated[int, typer.Option(help="Token budget of the graph block.")] = 400,
+    retriever: Annotated[str, typer.Option(help=retriever_help())] = "hybrid",
+    k: Annotated[int, typer.Option(help="Facts retrieved per question.")] = GEN.k,
+    budget_tokens: Annotated[int, typer.Option(help="Token budget of the graph block.")] = GEN.budget_tokens,
     types: Annotated[
         list[str] | None,
         typer.Option("--types", help="Question types to answer (comma-separated or repeated)."),
@@ -59,7 +53,7 @@ def eval_command(
         ),
     ] = False,
     graph: Annotated[
-        Path | None, typer.Option("--graph", help="Use this prebuilt graph file for every video.")
+        Path | None, typer.Option("--graph", help="Use this prebuilt graph (folder or file) for every video.")
     ] = None,
     fold_seed: Annotated[int, typer.Option(help="Seed of the fold split.")] = 0,
     clips: Annotated[
@@ -67,8 +61,10 @@ def eval_command(
     ] = None,
     template: Annotated[str | None, typer.Option(help="Prompt template name or YAML path.")] = None,
     max_tokens: Annotated[int, typer.Option(help="Output budget (same in both arms).")] = 32,
-    temperature: Annotated[float, typer.Option(help="Decoding temperature; only 0 is cached.")] = 0.0,
-    seed: Annotated[int, typer.Option(help="Decoding seed.")] = 0,
+    temperature: Annotated[
+        float, typer.Option(help="Decoding temperature; only 0 is cached.")
+    ] = GEN.temperature,
+    seed: Annotated[int, typer.Option(help="Decoding seed.")] = GEN.seed,
     constrain_choices: Annotated[
         bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
     ] = False,

@@ -22,7 +22,7 @@ def _console() -> Console:
     # rich is imported lazily so `karma --help` stays instant.
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)  # node ids like music:key:... stay text
 
 
 def _parse_thresholds(values: list[str]) -> dict[str, float]:
@@ -290,7 +290,7 @@ def import_graph(
 ) -> None:
     """Import a graph (GraphRAG tables with title or id endpoints, GraphML, JSON) into a karma graph folder.
 
-    Loose GraphRAG tables (duplicate titles, no ``title`` column) import with one warning line each.
+    Loose GraphRAG tables (duplicate titles, no 'title' column) import with one warning line each.
     """
     import warnings
 

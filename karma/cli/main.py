@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from karma.cli import ask, data, evaluate, extract, graph, neo4j, retrieve, synth
-from karma.cli.errors import KarmaGroup
+from karma.cli.options import help_tidy_group
 
 app = typer.Typer(
     name="karma",
@@ -20,7 +20,7 @@ app = typer.Typer(
         "Errors: one line on stderr; exit 2 for bad input, 1 for a failed run. Add --debug anywhere "
         "(or set KARMA_DEBUG=1) for the traceback. See docs/reliability.md."
     ),
-    cls=KarmaGroup,
+    cls=help_tidy_group(),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -35,7 +35,9 @@ app.command("retrieve")(retrieve.retrieve)
 app.command("ask")(ask.ask)
 app.command("eval")(evaluate.eval_command)
 app.command("report")(evaluate.report)
-app.add_typer(neo4j.app, name="neo4j", help="Run a local Neo4j server (no Docker) for graph inspection.")
+app.add_typer(
+    neo4j.app, name="neo4j", short_help="Run a local Neo4j server (no Docker) for graph inspection."
+)
 
 
 def main() -> None:

@@ -125,7 +125,10 @@ def status(
 
 @app.command("pull")
 def pull(
-    out: Path = typer.Argument(..., help="Graph folder to write (graph.json, parquet tables, GraphML)."),
+    out_arg: Path | None = typer.Argument(None, hidden=True, help="Deprecated: --out."),
+    out_opt: Path | None = typer.Option(
+        None, "--out", help="Graph folder to write (graph.json, parquet tables, GraphML)."
+    ),
     uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
     user: str | None = typer.Option(None, "--user", help=USER_HELP),
     password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
@@ -136,6 +139,9 @@ def pull(
     from graph.neo4j import KarmaNeo4jError, open_driver
     from graph.neo4j.pull import pull_graph, read_provenance
 
+    out = out_opt or out_arg
+    if out is None:
+        raise typer.BadParameter("give the graph folder to write with --out", param_hint="--out")
     settings = _settings(uri, user, password, database)
     try:
         with open_driver(settings) as driver:

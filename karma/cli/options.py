@@ -30,3 +30,92 @@ def json_or_text(text: str) -> Any:
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
     """Backend constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse."""
     return {key: json_or_text(text) for key, text in key_values(values, flag).items()}
+
+
+# -- shared typed options --------------------------------------------------------------------------
+# One spelling per concept across ask / eval / retrieve; help and choices read from the registries
+# (``pipelines.backends.BACKENDS``, ``retrieval.registry.RETRIEVERS``), defaults from
+# ``pipelines.assembly.GENERATION_DEFAULTS``. Old spellings stay as hidden aliases (see each command).
+
+
+def registry_help(kind: str, registry: Any) -> str:
+    """``"Backend: llamacpp (in-process ...); openai (...)."`` from a registry's names and help."""
+    parts = [f"{e.name} ({e.help})" if e.help else e.name for e in registry.entries()]
+    return f"{kind}: " + "; ".join(parts) + "."
+
+
+def backend_help() -> str:
+    from pipelines.backends import BACKENDS
+
+    return registry_help("Model backend", BACKENDS)
+
+
+def retriever_help() -> str:
+    from retrieval.registry import RETRIEVER_HELP
+
+    return "Retriever: " + "; ".join(f"{n} ({h})" if h else n for n, h in RETRIEVER_HELP.items()) + "."
+
+
+BACKEND_OPT_HELP = (
+    "Backend option KEY=VALUE (repeatable); VALUE is read as JSON when it parses, else as text. "
+    "E.g. --backend-opt base_url=http://127.0.0.1:8080/v1 --backend-opt max_concurrency=8."
+)
+FORMATS = ("text", "json")
+
+
+def output_format(value: str, as_json_alias: bool = False) -> str:
+    """``--format`` checked (``--json``, a hidden alias, wins when given)."""
+    if as_json_alias:
+        return "json"
+    if value not in FORMATS:
+        raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}, got {value!r}", param_hint="--format")
+    return value
+
+
+# -- help pages ------------------------------------------------------------------------------------
+
+
+def tidy_help(command: Any) -> None:
+    """Fix what rich-mode help does to karma's help texts, for a click command tree (in place).
+
+    Brackets in help text (``[env NEO4J_URI; default ...]``) are escaped so rich markup does not eat
+    them, and boolean flags get an empty metavar instead of ``<bool>``.
+    """
+    from rich.markup import escape
+
+    for attr in ("help", "short_help"):
+        text = getattr(command, attr, None)
+        if text:
+            setattr(command, attr, escape(text))
+    for param in getattr(command, "params", []):
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    if hasattr(command, "get_help_option"):
+        command.get_help_option = _flag_without_metavar(command.get_help_option)
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+
+
+def _flag_without_metavar(get_help_option: Any) -> Any:
+    def wrapped(ctx: Any) -> Any:
+        option = get_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""
+        return option
+
+    return wrapped
+
+
+def help_tidy_group() -> type:
+    """The top-level group class: karma's one error path (``karma.cli.errors.KarmaGroup``) with
+    :func:`tidy_help` applied to the whole command tree once it is built."""
+    from karma.cli.errors import KarmaGroup
+
+    class HelpTidyGroup(KarmaGroup):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            tidy_help(self)
+
+    return HelpTidyGroup

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import typer
 
+from karma.cli.options import output_format, retriever_help
+
 STYLES = ("lines", "table", "json")
 
 
@@ -19,7 +21,10 @@ def _fail(message: str) -> typer.Exit:
 
 def retrieve(
     graph_dir: Path = typer.Option(
-        ..., "--graph", help="Graph folder (karma graph build --out); the hybrid index is kept inside it."
+        ...,
+        "--graph",
+        help="Graph folder or file (karma graph build --out); read only: the hybrid index is cached by "
+        "graph hash under karma's cache root.",
     ),
     question: str = typer.Option(
         "", "--question", help="Question text (or take it from --qa with --transition/--question-index)."
@@ -34,12 +39,13 @@ def retrieve(
         "--features",
         help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
     ),
-    retriever: str = typer.Option("hybrid", "--retriever", help="hybrid | keyword | paths | none."),
+    retriever: str = typer.Option("hybrid", "--retriever", help=retriever_help()),
     k: int = typer.Option(10, "--k", min=1, help="Number of facts."),
     budget_tokens: int = typer.Option(
         0, "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
     ),
-    style: str = typer.Option("lines", "--style", help="Output: lines | table (GraphRAG-style) | json."),
+    style: str = typer.Option("lines", "--style", help="Text output: lines, or table (GraphRAG-style)."),
+    fmt: str = typer.Option("text", "--format", help="Output: text (see --style) or json."),
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
     ),
@@ -57,9 +63,9 @@ def retrieve(
 ) -> None:
     """Print the ranked facts a retriever returns for a question, with their scores and statistics.
 
-    Examples: ``karma retrieve --graph g --question "Why does the tempo rise?"``;
-    ``karma retrieve --graph g --qa w/V_qa.json --features w/V_causal_features.json --transition 2
-    --question-index 1``; ``karma retrieve --graph g --recall w`` (recall@k on a synthetic world).
+    Examples: karma retrieve --graph g --question "Why does the tempo rise?";
+    karma retrieve --graph g --qa w/V_qa.json --features w/V_causal_features.json --transition 2
+    --question-index 1; karma retrieve --graph g --recall w (recall@k on a synthetic world).
     """
     from retrieval import RETRIEVER_NAMES
 
@@ -67,6 +73,8 @@ def retrieve(
         raise _fail(f"--retriever must be one of {', '.join(RETRIEVER_NAMES)}, got {retriever!r}")
     if style not in STYLES:
         raise _fail(f"--style must be one of {', '.join(STYLES)}, got {style!r}")
+    if output_format(fmt) == "json":
+        style = "json"
     from retrieval.graph_view import load_graph_dir
 
     try:
