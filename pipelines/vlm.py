@@ -22,6 +22,7 @@ from pipelines.answering import (
 )
 from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend, ContentPart
+from pipelines.clip_check import CLIP_TOLERANCE_S, check_clip_span
 from pipelines.media import AudioMode, derive_clip, probe
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.templates import DEFAULT_VLM_TEMPLATE, PromptTemplate, load_template
@@ -42,6 +43,9 @@ def file_url(path: Path) -> str:
 
 class VlmPipeline(PipelineBase):
     """Prompts a video(+audio) model with the two clips (and, when on, the causal-knowledge block)."""
+
+    clip_tolerance_s: float | None = CLIP_TOLERANCE_S
+    """Clips must last their QA span to within this (see ``pipelines.clip_check``); None: unchecked."""
 
     def __init__(
         self,
@@ -82,6 +86,8 @@ class VlmPipeline(PipelineBase):
         """Past clip, current clip (derived when masked), and whether the current audio is masked."""
         past = clip_path(self.clips_dir, transition.video_id, transition.past_scene)
         current = clip_path(self.clips_dir, transition.video_id, transition.current_scene)
+        check_clip_span(past, transition.past_scene, self.clip_tolerance_s)
+        check_clip_span(current, transition.current_scene, self.clip_tolerance_s)
         probe(past)
         masked = question.type == QuestionType.predictive
         if masked:

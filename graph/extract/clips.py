@@ -51,9 +51,14 @@ class _ClipWriter:
                 "aac", rate=audio_rate, layout=self.layout, options={"aac_coder": "fast"}
             )
         self.audio_rate = audio_rate
+        self.frames = 0
 
     def add_frame(self, frame) -> None:
-        frame.pts = None  # let the encoder number frames from 0
+        # Number frames from 0 in the encoder's time base. (pts=None is not "let the encoder number
+        # them": PyAV then stamps every frame alike and the clip lasts one frame's time.)
+        frame.pts = self.frames
+        frame.time_base = self.video.codec_context.time_base
+        self.frames += 1
         for packet in self.video.encode(frame):
             self.container.mux(packet)
 

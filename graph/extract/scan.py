@@ -183,14 +183,16 @@ def _sample_per_scene(
     return samples
 
 
-def read_scene_frames(path: str | Path, scan: VideoScan, per_scene: int) -> list[list[np.ndarray]]:
-    """Evenly spread RGB frames of every scene at the analysis size (for taggers)."""
+def read_scene_frames(
+    path: str | Path, scan: VideoScan, per_scene: int, scenes: list[tuple[int, int]] | None = None
+) -> list[list[np.ndarray]]:
+    """Evenly spread RGB frames of every scene (default: the scan's own) at the analysis size (for taggers)."""
     import decord
 
     width, height = scan.analysis_size
     reader = decord.VideoReader(str(path), ctx=decord.cpu(0), width=width, height=height)
     out = []
-    for first, end in scan.scene_frames:
+    for first, end in scan.scene_frames if scenes is None else scenes:
         count = min(per_scene, end - first)
         indices = [first + int((k + 0.5) * (end - first) / count) for k in range(count)]
         out.append(list(reader.get_batch(indices).asnumpy()))

@@ -140,53 +140,13 @@ def extract_video(
     t0 = time.perf_counter()
     scan = scan_video(path, options)
     seconds["scan"] = time.perf_counter() - t0
-    times = scan.scene_times()
     spans = _spans(scan)
 
-    t0 = time.perf_counter()
-    track = decode_audio(path, options.audio_sample_rate) if scan.probe.has_audio else None
-    audio_values = scene_audio_features(track, times) if track is not None else [{} for _ in times]
-    seconds["audio"] = time.perf_counter() - t0
-
-    by_scene = [[] for _ in spans]
-    for stats in scan.samples:
-        for i, (first, end) in enumerate(scan.scene_frames):
-            if first <= stats.index < end:
-                by_scene[i].append(stats)
-                break
-    rhythm = shot_rhythm([b - a for a, b in times])
-
-    tags: list[dict[str, object]] = [{} for _ in spans]
-    if taggers:
-        t0 = time.perf_counter()
-        frames = read_scene_frames(path, scan, TAGGER_FRAMES)
-        for i, (start, end) in enumerate(times):
-            audio = None
-            if track is not None:
-                sr = track.sample_rate
-                audio = track.mono[round(start * sr) : round(end * sr)]
-            scene_input = SceneInput(frames=frames[i], audio=audio, sample_rate=options.audio_sample_rate)
-            for tagger in taggers:
-                tags[i][tagger.feature_key] = [ls.model_dump() for ls in tagger.tag(scene_input)]
-        seconds["taggers"] = time.perf_counter() - t0
-
-    features: dict[str, dict[str, object]] = {}
-    for i, span in enumerate(spans):
-        visual = scene_visual(by_scene[i])
-        span.n_samples = visual.n_samples
-        merged: dict[str, object] = {**visual.values, **audio_values[i], **tags[i], **rhythm[i]}
-        scene: dict[str, object] = {k: merged.pop(k) for k in PUBLISHED_ORDER if k in merged}
-        scene.update(merged)
-        # Say what is absent and why it is absent instead of inventing values: tags without a
-        # tagger, audio features without an audio stream, key of silence, tempo of < 1 s scenes.
-        missing = [k for k in TAGGED_KEYS if k not in scene]
-        if track is None:
-            missing += list(AUDIO_KEYS)
-        else:
-            missing += [k for k in (KEY_KEY, KEY_TEMPO) if k not in scene]
-        if missing:
-            scene[KEY_NOT_COMPUTED] = missing
-        features[span.scene_id] = scene
+    features, has_audio = scene_features(
+        path, scan, [span.scene_id for span in spans], scan.scene_frames, options, taggers, seconds
+    )
+    for span, n in zip(spans, _sample_counts(scan, scan.scene_frames), strict=True):
+        span.n_samples = n
 
     clips: list[str] = []
     if clip_dir is not None and options.clips == "reencode":
@@ -203,13 +163,78 @@ def extract_video(
         n_frames=scan.n_frames,
         duration_s=scan.n_frames / scan.fps,
         analysis_size=scan.analysis_size,
-        has_audio=track is not None,
+        has_audio=has_audio,
         scenes=spans,
         features=features,
         clips=clips,
         options=options,
         seconds={k: round(v, 3) for k, v in seconds.items()},
     )
+
+
+def _sample_counts(scan: VideoScan, frame_spans: list[tuple[int, int]]) -> list[int]:
+    return [sum(1 for s in scan.samples if first <= s.index < end) for first, end in frame_spans]
+
+
+def scene_features(
+    path: Path,
+    scan: VideoScan,
+    scene_ids: list[str],
+    frame_spans: list[tuple[int, int]],
+    options: ExtractOptions,
+    taggers: list[Tagger],
+    seconds: dict[str, float],
+) -> tuple[dict[str, dict[str, object]], bool]:
+    """The feature object of every scene given as ``(first frame, end frame)`` in time order, from
+    one scan's frame samples and the file's audio; also whether the file had audio.
+
+    The scenes are the scan's own (``karma extract``) or any others (``karma clips``: the QA files'
+    spans), so features, clips and questions can share one set of boundaries.
+    """
+    times = [(first / scan.fps, end / scan.fps) for first, end in frame_spans]
+    t0 = time.perf_counter()
+    track = decode_audio(path, options.audio_sample_rate) if scan.probe.has_audio else None
+    audio_values = scene_audio_features(track, times) if track is not None else [{} for _ in times]
+    seconds["audio"] = time.perf_counter() - t0
+
+    by_scene: list[list] = [[] for _ in frame_spans]
+    for stats in scan.samples:
+        for i, (first, end) in enumerate(frame_spans):
+            if first <= stats.index < end:
+                by_scene[i].append(stats)
+    rhythm = shot_rhythm([b - a for a, b in times])
+
+    tags: list[dict[str, object]] = [{} for _ in frame_spans]
+    if taggers:
+        t0 = time.perf_counter()
+        frames = read_scene_frames(path, scan, TAGGER_FRAMES, frame_spans)
+        for i, (start, end) in enumerate(times):
+            audio = None
+            if track is not None:
+                sr = track.sample_rate
+                audio = track.mono[round(start * sr) : round(end * sr)]
+            scene_input = SceneInput(frames=frames[i], audio=audio, sample_rate=options.audio_sample_rate)
+            for tagger in taggers:
+                tags[i][tagger.feature_key] = [ls.model_dump() for ls in tagger.tag(scene_input)]
+        seconds["taggers"] = time.perf_counter() - t0
+
+    features: dict[str, dict[str, object]] = {}
+    for i, scene_id in enumerate(scene_ids):
+        visual = scene_visual(by_scene[i])
+        merged: dict[str, object] = {**visual.values, **audio_values[i], **tags[i], **rhythm[i]}
+        scene: dict[str, object] = {k: merged.pop(k) for k in PUBLISHED_ORDER if k in merged}
+        scene.update(merged)
+        # Say what is absent and why it is absent instead of inventing values: tags without a
+        # tagger, audio features without an audio stream, key of silence, tempo of < 1 s scenes.
+        missing = [k for k in TAGGED_KEYS if k not in scene]
+        if track is None:
+            missing += list(AUDIO_KEYS)
+        else:
+            missing += [k for k in (KEY_KEY, KEY_TEMPO) if k not in scene]
+        if missing:
+            scene[KEY_NOT_COMPUTED] = missing
+        features[scene_id] = scene
+    return features, track is not None
 
 
 def _spans(scan: VideoScan) -> list[SceneSpan]:

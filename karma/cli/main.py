@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from karma.cli import ask, data, evaluate, extract, graph, neo4j, retrieve, synth
+from karma.cli import ask, clips, data, evaluate, extract, graph, neo4j, retrieve, synth
 from karma.cli.options import help_tidy_group
 
 app = typer.Typer(
@@ -29,6 +29,7 @@ app = typer.Typer(
 app.add_typer(data.app, name="data", help="Validate Karma-MV files and print dataset statistics.")
 app.command("synth")(synth.synth)
 app.command("extract")(extract.extract)
+app.command("clips")(clips.clips)
 graph.app.command("push")(neo4j.push)
 app.add_typer(graph.app, name="graph", help="Build, inspect, import/export and push the causal graph.")
 app.command("retrieve")(retrieve.retrieve)
