@@ -127,3 +127,29 @@ def stats(
         n = result.questions if label == "all" else result.questions_per_type[label]
         table.add_row(label, str(n), *[f"{values[name]:.1%}" for name in names])
     console.print(table)
+
+
+@app.command("export")
+def export(
+    path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
+    out: Path = typer.Option(..., "--out", help="File to write (e.g. karma_mv.parquet or karma_mv.jsonl)."),
+    fmt: str = typer.Option("parquet", "--format", help="parquet or jsonl."),
+    lenient: bool = typer.Option(
+        True, "--lenient/--strict", help="Skip invalid questions (default, reported) or fail."
+    ),
+) -> None:
+    """One flat row per question (video, transition and question ids, type, question, options,
+    answer, explanation, scene names and times) for pandas or `datasets.load_dataset`.
+
+    The rows are the questions karma's loader keeps, each once; columns: docs/real-data.md.
+    """
+    from karma.core.errors import InputError
+    from karma.data import load_dataset
+    from karma.data.export import EXPORT_FORMATS, export_questions
+
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+    dataset = load_dataset(path, lenient=lenient, features_required=False)
+    n = export_questions(dataset, out, fmt)  # type: ignore[arg-type]
+    skipped = dataset.questions_seen - dataset.questions_kept
+    typer.echo(f"{n} questions -> {out}" + (f" ({skipped} invalid skipped; see karma data validate)" if skipped else ""))
