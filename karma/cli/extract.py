@@ -10,6 +10,9 @@ from pathlib import Path
 
 import typer
 
+from karma.cli.errors import print_error
+from karma.core.errors import InputError
+
 
 class ClipMode(StrEnum):
     reencode = "reencode"
@@ -73,12 +76,14 @@ def extract(
             clips=clips.value,
             taggers=tagger,
         )
+        if out.exists() and not out.is_dir():
+            raise InputError(f"{out}: is a file, expected the output folder (--out)")
         videos = find_videos(video_or_dir)
     except (ValidationError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
     if not videos:
-        console.print(f"[red]error:[/red] no video files under {video_or_dir}")
+        print_error(f"no video files under {video_or_dir}")
         raise typer.Exit(2)
 
     columns = (
@@ -99,7 +104,7 @@ def extract(
                 videos, out, options, workers=workers or None, force=force, on_outcome=advance
             )
         except (TaggerError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            print_error(f"{exc}")
             raise typer.Exit(2) from exc
 
     done = [o for o in outcomes if o.status == "done"]

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from karma.cli.errors import print_error
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -44,7 +46,7 @@ def _load(graph_dir: Path) -> CausalGraph:
     try:
         return load_graph(graph_dir)
     except (FileNotFoundError, ValueError) as exc:
-        _console().print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
 
 
@@ -108,8 +110,12 @@ def build(
         with console.status(f"loading {data} ..."):
             dataset = load_dataset(data, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
+    if not dataset.transitions:
+        from karma.core.errors import InputError
+
+        raise InputError(f"{data}: no transitions with questions to build a graph from (no *_qa.json files?)")
     excluded = {v.strip() for v in exclude_videos.split(",") if v.strip()}
     if folds or fold >= 0:
         if folds < 2 or fold < 0:
@@ -133,7 +139,7 @@ def build(
         with console.status(f"building the graph from {len(dataset.transitions)} transitions ..."):
             graph = build_graph(dataset.transitions, dataset.features, config)
     except ValueError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
     if folds:
         graph.build_config.update({"folds": folds, "fold": fold, "fold_seed": fold_seed})
@@ -197,8 +203,8 @@ def show(
             n.id for n in store.nodes() if node.lower() in n.id.lower() or node.lower() in n.title.lower()
         ]
         hint = f"; similar: {', '.join(close[:10])}" if close else ""
-        console.print(f"[red]error:[/red] no node with id or title {node!r}{hint}")
-        raise typer.Exit(1)
+        print_error(f"no node with id or title {node!r}{hint}")
+        raise typer.Exit(2)
     console.print(f"[bold]{found.title}[/bold] ({found.id}, {found.kind}, frequency {found.frequency})")
     console.print(found.description)
     for label, edges, other in (
@@ -231,7 +237,7 @@ def score(
     try:
         report = score_against_truth(graph, truth)
     except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
     if as_json:
         typer.echo(report.model_dump_json(indent=1))

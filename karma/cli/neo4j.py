@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from karma.cli.errors import print_error
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -43,19 +45,37 @@ def _settings(uri: str | None, user: str | None, password: str | None, database:
 
 
 def _fail(exc: Exception, code: int = 1) -> typer.Exit:
-    _console().print(f"[red]error:[/red] {exc}")
+    print_error(f"{exc}")
     return typer.Exit(code)
 
 
 @app.command("start")
 def start(
     timeout: float = typer.Option(180.0, "--timeout", help="Seconds to wait until the server answers."),
+    password: str | None = typer.Option(
+        None,
+        "--password",
+        help="Password set for user neo4j on first start [env NEO4J_PASSWORD; default karma-neo4j-local]. "
+        "Clients (graph push, neo4j pull) read NEO4J_PASSWORD or their own --password.",
+    ),
+    listen: str | None = typer.Option(
+        None, "--listen", help="Listen address [env KARMA_NEO4J_LISTEN; default 127.0.0.1 (loopback only)]."
+    ),
+    allow_remote: bool = typer.Option(
+        False,
+        "--allow-remote",
+        help="Allow a non-loopback --listen address (needs a password of your own) [env KARMA_NEO4J_ALLOW_REMOTE=1].",
+    ),
 ) -> None:
     """Start the local Neo4j (installing it from Maven Central on first use); no-op when running."""
     from graph.neo4j import LocalNeo4j, Neo4jServerError
+    from graph.neo4j.server import LocalServerConfig
 
+    config = LocalServerConfig.from_env()
+    changes = {"password": password, "listen_address": listen, "allow_remote": allow_remote or None}
+    config = config.model_copy(update={k: v for k, v in changes.items() if v is not None})
     try:
-        LocalNeo4j().start(timeout=timeout)
+        LocalNeo4j(config).start(timeout=timeout)
     except Neo4jServerError as exc:
         raise _fail(exc) from exc
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from karma.cli.errors import print_error
+
 DEFAULT_WORLD = Path(__file__).resolve().parents[2] / "data" / "worlds" / "default.yaml"
 MEDIA_DEFAULT_VIDEOS = 3
 
@@ -70,7 +72,7 @@ def synth(
     try:
         config = load_world(world)
     except WorldConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(f"{exc}")
         raise typer.Exit(2) from exc
     if scene_seconds is not None:
         low, high = _scene_seconds(scene_seconds)
@@ -112,7 +114,7 @@ def synth(
                 progress=report,
             )
         except (ValueError, WorldTooQuietError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            print_error(f"{exc}")
             raise typer.Exit(1) from exc
     console.print(
         f"world [bold]{summary.world}[/bold] seed {summary.seed}: {summary.videos} videos, "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_write_json
+from karma.core.errors import InputError
 from karma.eval.jsonl import JsonlAppender, read_jsonl
 from karma.eval.records import BaselineRecord, SampleRecord
 
@@ -63,7 +64,10 @@ class RunDir:
     def read_config(self) -> dict[str, Any]:
         if not self.config_path.is_file():
             raise FileNotFoundError(f"{self.path} is not a karma run directory (no {CONFIG_FILE})")
-        return json.loads(self.config_path.read_text())
+        try:
+            return json.loads(self.config_path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"{self.config_path}: not valid JSON ({exc}); not a usable karma run directory") from None
 
     def write_json(self, name: str, payload: dict[str, Any]) -> Path:
         """Write a JSON file atomically (a kill leaves the old or the new file, never half of one)."""

@@ -144,6 +144,10 @@ class _Evaluation:
         self.dataset = load_dataset(
             config.data, lenient=config.lenient, features_required=config.pipeline != "vlm"
         )
+        if not self.dataset.transitions:
+            from karma.core.errors import InputError
+
+            raise InputError(f"{config.data}: no questions to answer (no *_qa.json file with a valid question)")
         self.selected = select_questions(self.dataset, config)
         self.plan = GraphPlan(config, self.dataset, self.run.graphs_dir)
         self._retrievers: dict[str, Any] = {}
@@ -330,6 +334,8 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
 
     ev = _Evaluation(config, progress)
     owns_backend = backend is None
+    if config.use_cache and config.cache_path:
+        ResponseCache(Path(config.cache_path)).close()  # a bad --cache fails before a model loads
     if backend is None:
         backend = get_backend(config.backend, **config.backend_options)
     cache = None

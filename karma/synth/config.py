@@ -497,6 +497,8 @@ def load_world(path: str | Path) -> WorldConfig:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorldConfigError(f"{path}: not a world file: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise WorldConfigError(f"{path}: cannot read world file: {exc}") from exc
     try:

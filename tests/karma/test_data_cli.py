@@ -37,7 +37,7 @@ def test_validate_reports_each_problem_precisely(tmp_path: Path) -> None:
     folder = make_broken_folder(tmp_path)
     result = runner.invoke(app, ["data", "validate", str(folder)])
     out = result.output
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     qa = str(folder / "synthVid001_qa.json")
     assert f"error {qa}, transition 0, question 1, field options.b: option b missing" in out
     assert (
