@@ -57,7 +57,8 @@ def validate(
     kept, seen = dataset.questions_kept, dataset.questions_seen
     console.print(
         f"files: {len(dataset.qa_files)} QA, {len(dataset.feature_files)} features | "
-        f"questions kept: {kept}, rejected: {seen - kept} | "
+        f"questions kept: {kept}, rejected: {seen - kept} "
+        f"({dataset.questions_removed_for_features} for feature problems) | "
         f"errors: {counts['error']}, warnings: {counts['warning']}, inferred: {counts['inferred']}"
     )
     if not dataset.qa_files and not dataset.feature_files:

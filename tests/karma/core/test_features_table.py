@@ -66,3 +66,14 @@ def test_ranges() -> None:
     assert not value_in_range(brightness, 300) and not value_in_range(brightness, -1)
     loudness = FEATURE_BY_KEY["Average Loudness (dB)"]
     assert value_in_range(loudness, -23.0) and not value_in_range(loudness, 500.0)
+
+
+def test_the_documented_table_lists_every_key_and_spelling() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "real-data.md").read_text()
+    section = doc[doc.index("## 8. Feature keys") :]
+    for spec in FEATURES:
+        assert f"| `{spec.key}` |" in section, spec.key
+        for alias in spec.aliases:
+            assert f"`{alias}`" in section, (spec.key, alias)
