@@ -1,6 +1,7 @@
 """Build the causal knowledge graph from transitions and scene features.
 
-Steps: detect change events per transition (``detect``), compute support / confidence / lift /
+Steps: detect change events per transition (``detect``; also the state after the cut and changes
+aggregated by target, see ``detect``), compute support / confidence / lift /
 precedence and their exact tests for every visual x music pair (``stats``), keep pairs with enough
 support, lift and association, label them ``causes`` when the music change follows the cut (precedence
 test) and ``co_moves`` otherwise or when a composite variable only moves with one of its inputs, then
@@ -92,15 +93,15 @@ def _event_nodes(table: EventTable, n_rows: int) -> dict[str, CkgNode]:
         frequency = int(counts[j])
         kind = "visual_change" if event.modality == "visual" else "music_change"
         label = "Visual" if event.modality == "visual" else "Musical"
+        seen = f"(seen in {frequency} of {n_rows} transitions)"
+        if event.direction.startswith("is:"):
+            description = f"{label} state: {title} in the current scene, after the cut {seen}."
+        elif event.direction.startswith("*->"):
+            description = f"{label} change: {title} from any other {event.variable}, across the cut {seen}."
+        else:
+            description = f"{label} change: {title}{rule} from one scene to the next {seen}."
         nodes[event_id] = CkgNode(
-            id=event_id,
-            title=title,
-            kind=kind,
-            description=(
-                f"{label} change: {title}{rule} from one scene to the next "
-                f"(seen in {frequency} of {n_rows} transitions)."
-            ),
-            frequency=frequency,
+            id=event_id, title=title, kind=kind, description=description, frequency=frequency
         )
     return nodes
 
@@ -155,6 +156,7 @@ def _statistical_edges(
         (stats.support >= config.min_support)
         & (stats.lift >= config.min_lift)
         & (np.maximum(stats.association_z, pooled_assoc) >= config.min_association_z)
+        & (np.maximum(stats.reference_z, pooled_assoc) >= config.min_reference_z)
     )
     evidence_z = np.maximum(stats.precedence_z, pooled_prec)
     is_cause = (
@@ -210,7 +212,60 @@ def _statistical_edges(
             evidence=evidence,
             description=description,
         )
-    return _explain_composites(edges, nodes, config)
+    return _explain_states(_explain_composites(edges, nodes, config), nodes, config)
+
+
+def _explain_states(
+    edges: dict[str, CkgEdge], nodes: Mapping[str, CkgNode], config: BuildConfig
+) -> dict[str, CkgEdge]:
+    """Relabel a visual state's causes edge (``visual:action:is:running -> E``) as co_moves when the
+    shifts into that state have their own causes edge to E (``*->running``, else some ``X->running``):
+    a state that lasts over many cuts is associated with E only through the cut that entered it."""
+    out: dict[str, CkgEdge] = {}
+    for eid, edge in edges.items():
+        modality, variable, direction = edge.source.split(":", 2)
+        if edge.relation != "causes" or modality != "visual" or not direction.startswith("is:"):
+            out[eid] = edge
+            continue
+        state = direction[3:]
+        shifts = [
+            e.source
+            for e in edges.values()
+            if e.relation == "causes"
+            and e.target == edge.target
+            and e.source.startswith(f"visual:{variable}:")
+            and e.source.endswith(f"->{state}")
+        ]
+        aggregated = f"visual:{variable}:*->{state}"
+        explained_by = [aggregated] if aggregated in shifts else sorted(shifts)
+        if not explained_by:
+            out[eid] = edge
+            continue
+        shifts_text = " and ".join(nodes[e].title for e in explained_by)
+        because = (
+            f"{shifts_text} has its own causes edge to {nodes[edge.target].title}: the state goes with "
+            "the music only through the cut that entered it."
+        )
+        out.update([_as_co_moves(edge, nodes, config, because)])
+    return out
+
+
+def _as_co_moves(
+    edge: CkgEdge, nodes: Mapping[str, CkgNode], config: BuildConfig, because: str
+) -> tuple[str, CkgEdge]:
+    """(id, edge) of a causes edge relabelled co_moves, its description ending in ``because``."""
+    new_id = edge_id(edge.source, edge.target, "co_moves")
+    description = (
+        f"{nodes[edge.source].title} and {nodes[edge.target].title} co-move "
+        f"(support {edge.support}, confidence {edge.confidence:.2f}, lift {edge.lift:.2f}), but {because}"
+    )
+    update = {
+        "id": new_id,
+        "relation": "co_moves",
+        "weight": _r(edge.weight * config.co_moves_discount),
+        "description": description,
+    }
+    return new_id, edge.model_copy(update=update)
 
 
 def _explain_composites(
@@ -230,21 +285,12 @@ def _explain_composites(
         if edge.relation != "causes" or not explained_by:
             out[eid] = edge
             continue
-        new_id = edge_id(edge.source, edge.target, "co_moves")
         inputs_text = " and ".join(nodes[e].title for e in explained_by)
-        out[new_id] = edge.model_copy(
-            update={
-                "id": new_id,
-                "relation": "co_moves",
-                "weight": _r(edge.weight * config.co_moves_discount),
-                "description": (
-                    f"{nodes[edge.source].title} and {nodes[edge.target].title} co-move "
-                    f"(support {edge.support}, confidence {edge.confidence:.2f}, lift {edge.lift:.2f}), but "
-                    f"{READABLE.get(variable, variable)} is computed from its inputs and {inputs_text} "
-                    f"has its own causes edge to {nodes[edge.target].title}: a proxy, not a cause."
-                ),
-            }
+        because = (
+            f"{READABLE.get(variable, variable)} is computed from its inputs and {inputs_text} "
+            f"has its own causes edge to {nodes[edge.target].title}: a proxy, not a cause."
         )
+        out.update([_as_co_moves(edge, nodes, config, because)])
     return out
 
 
@@ -264,8 +310,8 @@ def _text_edges(
     label_of: list[set[str]] = []
     for column in table.columns:
         direction = column.split(":", 2)[2]
-        names = direction.removeprefix("appears:").removeprefix("disappears:").split("->")
-        label_of.append({n for n in names if n not in ("up", "down")})
+        names = direction.removeprefix("appears:").removeprefix("disappears:").removeprefix("is:").split("->")
+        label_of.append({n for n in names if n not in ("up", "down", "*")})
     rows_idx, cols_idx = np.nonzero(table.occurs)
     starts = np.searchsorted(rows_idx, np.arange(len(kept) + 1))
     for row, transition in enumerate(kept):
@@ -371,7 +417,13 @@ def build_graph(
         raise ValueError("no transitions left to build a graph from (all excluded, or none loaded)")
     row_ids = [t.transition_id for t in kept]
     table = build_event_table(
-        pairs, row_ids, prev=prev, thresholds=config.thresholds, quantile=config.threshold_quantile
+        pairs,
+        row_ids,
+        prev=prev,
+        thresholds=config.thresholds,
+        quantile=config.threshold_quantile,
+        state_variables=config.state_variables,
+        aggregate_variables=config.aggregate_variables,
     )
     stats = pair_stats(table)
     nodes = _event_nodes(table, len(kept))

@@ -21,6 +21,10 @@ class BuildConfig(BaseModel):
     min_association_z: float = 3.0
     """Every statistical edge needs its co-occurrence to be this many (exact-test) standard errors above
     the effect's base rate; without it, thousands of rare event pairs would yield chance edges."""
+    min_reference_z: float = 3.0
+    """Every statistical edge also needs its co-occurrence this many standard errors above the effect's
+    rate in the cause's *reference* transitions, where the cause's own variable did not change (see
+    ``graph.ckg.stats``): what is left when the cause's opposite no longer inflates the contrast."""
     min_precedence: float = 0.05
     """Minimum temporal precedence for an edge to be labelled ``causes``; kept edges below it are
     labelled ``co_moves`` (the effect is about as likely one transition *before* the cause)."""
@@ -49,6 +53,12 @@ class BuildConfig(BaseModel):
     features_only_videos: bool = True
     """Videos with scene features but no transitions (no QA file) contribute one transition per pair of
     consecutive scenes, so a graph can be built from ``karma extract`` output alone."""
+    state_variables: list[str] = Field(default_factory=lambda: ["action", "mode"])
+    """Categorical variables whose state after the cut is an event of its own (``music:mode:is:minor``,
+    ``visual:action:is:running``), so rules with a state-valued effect are mined (action, mode, mood)."""
+    aggregate_variables: list[str] = Field(default_factory=lambda: ["action"])
+    """Categorical variables whose ``X->Y`` changes are also pooled by target as ``*->Y`` (any shift to
+    Y), so a rule "-> running" from any prior action is one well-supported edge (action, mood)."""
     use_explanations: bool = True
     """Add ``text_relation`` edges from the questions' explanations when the data has them."""
     include_concepts: bool = True

@@ -6,6 +6,16 @@ from the past to the current scene exceeds a per-variable threshold (strictly). 
 ``music:key:changed`` (tonic changes, mode kept), ``music:mode:major_to_minor`` / ``minor_to_major`` and
 ``music:mood:X->Y`` (top mood label changes). A variable is *defined* for a transition when both scenes
 have it; statistics only count transitions where the variables involved are defined.
+
+Next to the changes, rules in other forms are mined too:
+
+- **states** after the cut (``state_variables``, default action and mode): ``music:mode:is:minor`` ("the
+  current scene is in a minor key", whether or not it flipped), ``visual:action:is:running``. A rule whose
+  effect is a state ("contrast rises -> the key is minor") is invisible to change events alone: when the
+  key already was minor, nothing flips;
+- **changes aggregated by target** (``aggregate_variables``, default action): ``visual:action:*->running``
+  is any shift to running, from whatever action. A rule "-> running" split into one pair per source
+  leaves each pair too few transitions to pass the support test.
 """
 
 from __future__ import annotations
@@ -71,7 +81,22 @@ def resolve_thresholds(
     return resolved
 
 
-def _categorical_events(past: SceneValues, cur: SceneValues) -> tuple[list[str], list[str]]:
+STATE_VARIABLES: tuple[str, ...] = ("action", "mode")
+"""Categorical variables whose state after the cut is an event of its own by default."""
+AGGREGATE_VARIABLES: tuple[str, ...] = ("action",)
+"""Categorical variables whose ``X->Y`` changes are also pooled by target (``*->Y``) by default."""
+CATEGORICAL_STATES = ("action", "mode", "mood")
+"""Variables that can have state events."""
+CATEGORICAL_SHIFTS = ("action", "mood")
+"""Variables whose changes name a source and a target (``X->Y``) and can be aggregated."""
+
+
+def _categorical_events(
+    past: SceneValues,
+    cur: SceneValues,
+    states: frozenset[str] = frozenset(STATE_VARIABLES),
+    aggregate: frozenset[str] = frozenset(AGGREGATE_VARIABLES),
+) -> tuple[list[str], list[str]]:
     """(event ids, defined variables) of the categorical variables of one transition."""
     events: list[str] = []
     defined: list[str] = []
@@ -79,6 +104,10 @@ def _categorical_events(past: SceneValues, cur: SceneValues) -> tuple[list[str],
         defined.append("action")
         if past.action != cur.action:
             events.append(f"visual:action:{past.action}->{cur.action}")
+            if "action" in aggregate:
+                events.append(f"visual:action:*->{cur.action}")
+        if "action" in states:
+            events.append(f"visual:action:is:{cur.action}")
     if past.objects is not None and cur.objects is not None:
         defined.append("object")
         events.extend(f"visual:object:appears:{label}" for label in sorted(cur.objects - past.objects))
@@ -93,11 +122,28 @@ def _categorical_events(past: SceneValues, cur: SceneValues) -> tuple[list[str],
         defined.append("mode")
         if past.mode != cur.mode:
             events.append(f"music:mode:{past.mode}_to_{cur.mode}")
+        if "mode" in states:
+            events.append(f"music:mode:is:{cur.mode}")
     if past.mood is not None and cur.mood is not None:
         defined.append("mood")
         if past.mood != cur.mood:
             events.append(f"music:mood:{past.mood}->{cur.mood}")
+            if "mood" in aggregate:
+                events.append(f"music:mood:*->{cur.mood}")
+        if "mood" in states:
+            events.append(f"music:mood:is:{cur.mood}")
     return events, defined
+
+
+def check_forms(states: Sequence[str], aggregate: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Validate the state / aggregate variable lists (a clear error for an unknown variable)."""
+    bad_states = sorted(set(states) - set(CATEGORICAL_STATES))
+    if bad_states:
+        raise ValueError(f"state_variables: unknown {bad_states}; known: {list(CATEGORICAL_STATES)}")
+    bad_shifts = sorted(set(aggregate) - set(CATEGORICAL_SHIFTS))
+    if bad_shifts:
+        raise ValueError(f"aggregate_variables: unknown {bad_shifts}; known: {list(CATEGORICAL_SHIFTS)}")
+    return frozenset(states), frozenset(aggregate)
 
 
 def event_variable(event_id: str) -> str:
@@ -111,6 +157,8 @@ def build_event_table(
     prev: np.ndarray | None = None,
     thresholds: Mapping[str, float] | None = None,
     quantile: float | None = 0.5,
+    state_variables: Sequence[str] = STATE_VARIABLES,
+    aggregate_variables: Sequence[str] = AGGREGATE_VARIABLES,
 ) -> EventTable:
     """Detect the events of many transitions at once (numeric variables vectorised with numpy).
 
@@ -118,6 +166,7 @@ def build_event_table(
     produce no events (the single-transition path, which has no distribution to learn from).
     """
     n = len(pairs)
+    states, aggregate = check_forms(state_variables, aggregate_variables)
     explicit = dict(thresholds or {})
     past_num = {
         name: np.array([p.numeric[name] for p, _ in pairs], dtype=np.float64) for name in NUMERIC_VARIABLES
@@ -151,7 +200,7 @@ def build_event_table(
     for variable in ("action", "object", "key", "mode", "mood"):
         defined_by_var[variable] = np.zeros(n, dtype=bool)
     for row, (past, cur) in enumerate(pairs):
-        events, defined = _categorical_events(past, cur)
+        events, defined = _categorical_events(past, cur, states, aggregate)
         for variable in defined:
             defined_by_var[variable][row] = True
         for event_id in events:
@@ -179,15 +228,26 @@ def build_event_table(
 
 
 def detect_events(
-    past: SceneFeatures | None, current: SceneFeatures | None, thresholds: Mapping[str, float]
+    past: SceneFeatures | None,
+    current: SceneFeatures | None,
+    thresholds: Mapping[str, float],
+    state_variables: Sequence[str] = STATE_VARIABLES,
+    aggregate_variables: Sequence[str] = AGGREGATE_VARIABLES,
 ) -> list[ChangeEvent]:
     """The visual and musical change events of one transition, sorted by id.
 
     ``thresholds`` maps numeric variables to their minimum |change| -- normally the resolved thresholds
     a graph was built with (``graph.build_config["thresholds"]``), so a question's observed events use
     the same definition as the graph's statistics. Numeric variables without a threshold are skipped.
+    State and aggregated events follow ``state_variables`` / ``aggregate_variables`` (normally the
+    graph's ``build_config`` values; the defaults are the builder's).
     """
     table = build_event_table(
-        [(scene_values(past), scene_values(current))], ["transition"], thresholds=thresholds, quantile=None
+        [(scene_values(past), scene_values(current))],
+        ["transition"],
+        thresholds=thresholds,
+        quantile=None,
+        state_variables=state_variables,
+        aggregate_variables=aggregate_variables,
     )
     return [parse_event_id(column) for j, column in enumerate(table.columns) if table.occurs[0, j]]

@@ -1,19 +1,34 @@
-"""Score a built graph against a synthetic world's ground truth (``karma synth``'s
-``ground_truth.json``): precision and recall of its ``causes`` edges, their ranking, and what became of
-the planted non-causal correlations."""
+"""Score a built graph against a world's truth: precision and recall of its ``causes`` edges, their
+ranking, and what became of the planted non-causal correlations.
+
+Two truth files are read (docs/graph.md, "Truth files"): ``ground_truth.json`` (edges between concrete
+change events, what ``karma synth`` always wrote) and the rule-level ``rules.json`` (``format:
+karma-rules/1``: one entry per rule, in its own form, e.g. a state-valued effect
+``music:mode:is:minor`` or an aggregated cause ``visual:action:*->running``). Both are strict: an
+unknown key is an error, and a truth without a single rule or edge is refused rather than scored.
+A true rule is recovered by a ``causes`` edge in any form of it (``graph.ckg.forms``).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from graph.ckg.forms import same_rule_form
 from graph.model import CausalGraph, CkgEdge
 
+RULES_FORMAT = "karma-rules/1"
+"""The ``format`` value of a rule-level truth file."""
 
-class TruthEdge(BaseModel):
-    """A true causal edge of the world."""
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TruthEdge(_Strict):
+    """A true causal edge of the world (``ground_truth.json``)."""
 
     cause: str
     """Visual event id."""
@@ -21,9 +36,36 @@ class TruthEdge(BaseModel):
     """Musical event id."""
     strength: float = 0.0
     """The rule's strength in the world config."""
+    kind: str = ""
+    """Rule kind it comes from (numeric, action, object, mode, key_state)."""
+    rule_index: int | None = None
+    """Index of the rule in the world config."""
+    cause_count: int | None = None
+    """Transitions where the cause happened (informational)."""
+    effect_given_cause: float | None = None
+    """Share of those where the effect followed (informational)."""
 
 
-class TruthNonCausal(BaseModel):
+class TruthRule(_Strict):
+    """One true rule of a rule-level truth file, stated once in its own form."""
+
+    id: str
+    """Unique id (``r2``, ``r0.up``)."""
+    cause: str
+    """Visual event id; may be aggregated (``visual:action:*->running``) or a state (``...:is:X``)."""
+    effect: str
+    """Musical event id; may be a state (``music:mode:is:minor``)."""
+    kind: str = ""
+    """Free label of the rule's kind."""
+    strength: float = 0.0
+    """Strength or probability in the world config (informational)."""
+    rule_index: int | None = None
+    """Index of the rule in the world config (a numeric rule gives two entries, one per direction)."""
+    text: str = ""
+    """Readable statement."""
+
+
+class TruthNonCausal(_Strict):
     """A planted correlation that is not causal."""
 
     a: str
@@ -32,9 +74,11 @@ class TruthNonCausal(BaseModel):
     """Event id (or prefix) of the other side."""
     kind: str = ""
     """How it was planted (``common_trend``)."""
+    trend: str = ""
+    """Name of the planted trend, when it is one."""
 
 
-class TruthProxy(BaseModel):
+class TruthProxy(_Strict):
     """A pair associated only because the cause is computed from a true cause (not causal)."""
 
     cause: str
@@ -45,19 +89,64 @@ class TruthProxy(BaseModel):
     """The true cause the composite moves with."""
 
 
-class GroundTruth(BaseModel):
-    """The ground-truth file."""
+class GroundTruth(_Strict):
+    """A truth file: ``causal_edges`` (edge-level) or ``rules`` (rule-level), never neither."""
 
+    format: str | None = None
+    """``karma-rules/1`` for a rule-level file; absent in ``ground_truth.json``."""
+    world: str = ""
+    """World name (informational)."""
+    seed: int | None = None
+    """Seed the world was generated with (informational)."""
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    """Event thresholds the world used (informational)."""
     causal_edges: list[TruthEdge] = Field(default_factory=list)
-    """True cause -> effect edges."""
+    """True cause -> effect edges (edge-level file)."""
+    rules: list[TruthRule] = Field(default_factory=list)
+    """True rules (rule-level file)."""
     non_causal: list[TruthNonCausal] = Field(default_factory=list)
     """Planted non-causal correlations."""
     proxy_edges: list[TruthProxy] = Field(default_factory=list)
     """Associations through a composite variable (optional in the file)."""
 
+    @model_validator(mode="after")
+    def _not_empty(self) -> GroundTruth:
+        if self.format is not None and self.format != RULES_FORMAT:
+            raise ValueError(f"format: unknown truth format {self.format!r} (expected {RULES_FORMAT!r})")
+        if self.rules and self.causal_edges:
+            raise ValueError("both 'rules' and 'causal_edges' given; a truth file holds one of them")
+        if not self.rules and not self.causal_edges:
+            raise ValueError("no 'rules' and no 'causal_edges': refusing to score against an empty truth")
+        ids = [r.id for r in self.rules]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"rules: duplicate id {duplicates[0]!r}")
+        for where, event in [
+            (f"rules[{i}].{f}", getattr(r, f)) for i, r in enumerate(self.rules) for f in ("cause", "effect")
+        ] + [
+            (f"causal_edges[{i}].{f}", getattr(e, f))
+            for i, e in enumerate(self.causal_edges)
+            for f in ("cause", "effect")
+        ]:
+            if event.count(":") < 2 or event.split(":", 1)[0] not in ("visual", "music"):
+                raise ValueError(f"{where}: {event!r} is not an event id (modality:variable:direction)")
+        return self
+
+    def claims(self) -> list[TruthRule]:
+        """The rules to recover: the ``rules``, or one per edge of an edge-level file (ids ``e0``...)."""
+        if self.rules:
+            return list(self.rules)
+        return [
+            TruthRule(
+                id=f"e{i}", cause=e.cause, effect=e.effect, kind=e.kind, strength=e.strength,
+                rule_index=e.rule_index,
+            )
+            for i, e in enumerate(self.causal_edges)
+        ]  # fmt: skip
+
     def variables(self) -> set[str]:
         """The variables the truth file speaks about (``brightness``, ``mode``, ...)."""
-        ids = [e.cause for e in self.causal_edges] + [e.effect for e in self.causal_edges]
+        ids = [e.cause for e in self.claims()] + [e.effect for e in self.claims()]
         ids += [p.a for p in self.non_causal] + [p.b for p in self.non_causal]
         ids += [p.cause for p in self.proxy_edges] + [p.effect for p in self.proxy_edges]
         return {i.split(":")[1] for i in ids if i.count(":") >= 1}
@@ -75,7 +164,29 @@ class RankedEdge(BaseModel):
     lift: float
     precedence: float
     is_true: bool
-    """Whether (source, target) is a true causal edge."""
+    """Whether the edge states a true rule (in its own or another form of it)."""
+    rule: str | None = None
+    """Id of the first true rule it states (``e<i>`` for an edge-level truth)."""
+
+
+class RuleCheck(BaseModel):
+    """What the graph says about one true rule."""
+
+    id: str
+    cause: str
+    effect: str
+    strength: float = 0.0
+    recovered: bool
+    """Some ``causes`` edge states the rule (in any form)."""
+    stated_form: bool
+    """A ``causes`` edge joins exactly the truth's cause and effect ids."""
+    edges: list[str] = Field(default_factory=list)
+    """Ids of the causes edges that state it, best rank first."""
+    first_rank: int | None = None
+    """Rank of the best of them."""
+    found_as: str = "causes"
+    """``causes`` when recovered; else ``co_moves`` / ``text_relation`` when an edge of another relation
+    states it, ``absent`` when none does, ``no_node`` when no node states its cause or effect."""
 
 
 class NonCausalCheck(BaseModel):
@@ -93,7 +204,7 @@ class NonCausalCheck(BaseModel):
 
 
 class MissedEdge(BaseModel):
-    """A true edge the graph did not label ``causes``."""
+    """A true rule the graph did not label ``causes``."""
 
     cause: str
     effect: str
@@ -123,15 +234,18 @@ class ScoreReport(BaseModel):
     """
 
     n_truth: int
+    """True rules (edges of an edge-level file)."""
     n_predicted: int
     true_positives: int
+    """Predicted causes edges that state a true rule."""
     precision: float
     recall: float
+    """Share of true rules recovered by some causes edge."""
     f1: float
     precision_at_k: float
     """Precision among the top |truth| causes edges by weight."""
     average_precision: float
-    """Mean of precision@rank over the ranks of true edges (missed ones count 0)."""
+    """Mean over true rules of the precision at the rank of its best edge (missed ones count 0)."""
     ranked: list[RankedEdge]
     missed: list[MissedEdge]
     non_causal: list[NonCausalCheck]
@@ -145,25 +259,42 @@ class ScoreReport(BaseModel):
     """Variables the truth file speaks about."""
     unscored: list[str] = Field(default_factory=list)
     """Causes edges outside the scored variables (by rank order)."""
+    truth_format: str = "edges"
+    """``edges`` (ground_truth.json) or ``rules`` (rule-level file)."""
+    rules: list[RuleCheck] = Field(default_factory=list)
+    """Every true rule and the edges that state it."""
+    recall_stated_form: float = 0.0
+    """Share of true rules found as a causes edge between exactly the truth's ids."""
 
 
 def load_ground_truth(path: str | Path) -> GroundTruth:
-    """Read a ground-truth file with a clear error naming the file and field."""
+    """Read a truth file (edge- or rule-level) with a clear error naming the file and field."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"ground-truth file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read truth file ({exc})") from exc
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a truth file holds a JSON object, got {type(data).__name__}")
     try:
         return GroundTruth.model_validate(data)
     except ValidationError as exc:
-        raise ValueError(f"{path}: not a ground-truth file: {exc}") from exc
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ValueError(f"{path}: not a ground-truth file: {details}") from None
 
 
 def _matches(node_id: str, side: str) -> bool:
-    return node_id == side or (side.count(":") < 2 and node_id.startswith(side + ":"))
+    return (
+        node_id == side
+        or (side.count(":") < 2 and node_id.startswith(side + ":"))
+        or (side.count(":") >= 2 and same_rule_form(node_id, side))
+    )
 
 
 def _ranked_causes(graph: CausalGraph) -> list[CkgEdge]:
@@ -171,10 +302,16 @@ def _ranked_causes(graph: CausalGraph) -> list[CkgEdge]:
     return sorted(causes, key=lambda e: (-e.weight, e.id))
 
 
+def _states(edge: CkgEdge, rule: TruthRule) -> bool:
+    return same_rule_form(edge.source, rule.cause) and same_rule_form(edge.target, rule.effect)
+
+
 def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTruth) -> ScoreReport:
-    """Compare the graph's ``causes`` edges with the true causal edges of a synthetic world."""
+    """Compare the graph's ``causes`` edges with the true rules (or edges) of a world."""
     truth = ground_truth if isinstance(ground_truth, GroundTruth) else load_ground_truth(ground_truth)
-    true_pairs = {(t.cause, t.effect) for t in truth.causal_edges}
+    claims = truth.claims()
+    if not claims:  # a GroundTruth built in code without validation
+        raise ValueError("no true rules or edges: refusing to score against an empty truth")
     scope = truth.variables()
 
     def in_scope(edge: CkgEdge) -> bool:
@@ -182,47 +319,57 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
 
     all_ranked = _ranked_causes(graph)
     ranked_edges = [e for e in all_ranked if in_scope(e)]
-    ranked = [
-        RankedEdge(
-            rank=rank,
-            id=e.id,
-            weight=e.weight,
-            support=e.support,
-            lift=e.lift,
-            precedence=e.precedence,
-            is_true=(e.source, e.target) in true_pairs,
-        )
-        for rank, e in enumerate(ranked_edges, start=1)
-    ]
+    ranked: list[RankedEdge] = []
+    for rank, e in enumerate(ranked_edges, start=1):
+        rule = next((c.id for c in claims if _states(e, c)), None)
+        ranked.append(
+            RankedEdge(
+                rank=rank, id=e.id, weight=e.weight, support=e.support, lift=e.lift,
+                precedence=e.precedence, is_true=rule is not None, rule=rule,
+            )
+        )  # fmt: skip
     tp = sum(r.is_true for r in ranked)
-    n_pred, n_truth = len(ranked), len(true_pairs)
-    precision = tp / n_pred if n_pred else 0.0
-    recall = tp / n_truth if n_truth else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    top = ranked[:n_truth]
-    precision_at_k = sum(r.is_true for r in top) / n_truth if n_truth else 0.0
-    hits, precisions = 0, []
-    for r in ranked:
-        if r.is_true:
-            hits += 1
-            precisions.append(hits / r.rank)
-    average_precision = sum(precisions) / n_truth if n_truth else 0.0
+    n_pred, n_truth = len(ranked), len(claims)
 
-    predicted_pairs = {(e.source, e.target) for e in ranked_edges}
-    missed: list[MissedEdge] = []
-    for t in sorted(truth.causal_edges, key=lambda t: (t.cause, t.effect)):
-        if (t.cause, t.effect) in predicted_pairs:
-            continue
-        other = sorted(
-            e.relation for e in graph.edges.values() if e.source == t.cause and e.target == t.effect
-        )
-        if other:
-            found_as = other[0]
-        elif t.cause not in graph.nodes or t.effect not in graph.nodes:
-            found_as = "no_node"
+    checks_by_rule: list[RuleCheck] = []
+    for c in claims:
+        stating = [(rank, e) for rank, e in enumerate(ranked_edges, start=1) if _states(e, c)]
+        if stating:
+            found_as = "causes"
         else:
-            found_as = "absent"
-        missed.append(MissedEdge(cause=t.cause, effect=t.effect, strength=t.strength, found_as=found_as))
+            other = sorted(e.relation for e in graph.edges.values() if _states(e, c))
+            if other:
+                found_as = other[0]
+            elif not any(same_rule_form(n, c.cause) for n in graph.nodes) or not any(
+                same_rule_form(n, c.effect) for n in graph.nodes
+            ):
+                found_as = "no_node"
+            else:
+                found_as = "absent"
+        checks_by_rule.append(
+            RuleCheck(
+                id=c.id, cause=c.cause, effect=c.effect, strength=c.strength, recovered=bool(stating),
+                stated_form=any(e.source == c.cause and e.target == c.effect for _, e in stating),
+                edges=[e.id for _, e in stating], first_rank=stating[0][0] if stating else None,
+                found_as=found_as,
+            )
+        )  # fmt: skip
+    recovered = sum(r.recovered for r in checks_by_rule)
+    precision = tp / n_pred if n_pred else 0.0
+    recall = recovered / n_truth
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    precision_at_k = sum(r.is_true for r in ranked[:n_truth]) / n_truth
+    true_up_to = [0]
+    for r in ranked:
+        true_up_to.append(true_up_to[-1] + r.is_true)
+    average_precision = (
+        sum(true_up_to[r.first_rank] / r.first_rank for r in checks_by_rule if r.first_rank) / n_truth
+    )
+    missed = [
+        MissedEdge(cause=r.cause, effect=r.effect, strength=r.strength, found_as=r.found_as)
+        for r in sorted(checks_by_rule, key=lambda r: (r.cause, r.effect))
+        if not r.recovered
+    ]
 
     rank_of = {r.id: r.rank for r in ranked}
     checks: list[NonCausalCheck] = []
@@ -233,7 +380,10 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
             if (_matches(e.source, pair.a) and _matches(e.target, pair.b))
             or (_matches(e.source, pair.b) and _matches(e.target, pair.a))
         }
-        causes_ranks = sorted(rank_of[eid] for eid, rel in joined.items() if rel == "causes")
+        causes_ranks = sorted(
+            rank_of[eid] for eid, rel in joined.items() if rel == "causes" and eid in rank_of
+        )
+        wrong = [eid for eid, rel in joined.items() if rel == "causes"]
         checks.append(
             NonCausalCheck(
                 a=pair.a,
@@ -241,7 +391,7 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
                 kind=pair.kind,
                 relations=dict(sorted(joined.items())),
                 causes_ranks=causes_ranks,
-                ok=not causes_ranks,
+                ok=not wrong,
             )
         )
     proxies: list[ProxyCheck] = []
@@ -278,6 +428,9 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
         proxies_ok=all(p.relation != "causes" for p in proxies),
         scored_variables=sorted(scope),
         unscored=[e.id for e in all_ranked if not in_scope(e)],
+        truth_format="rules" if truth.rules else "edges",
+        rules=checks_by_rule,
+        recall_stated_form=round(sum(r.stated_form for r in checks_by_rule) / n_truth, 4),
     )
 
 

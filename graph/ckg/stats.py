@@ -11,6 +11,14 @@ For a cause A (visual) and an effect B (musical), over transitions where both va
   moves the music as often one transition earlier, so its precedence is near zero.
 - association_z = the exact one-sided binomial test of the support against what the base rate
   predicts, as a normal z: an edge is only kept when the co-occurrence is unlikely to be chance.
+- reference_z = the same exact test against the effect's rate in *reference* transitions: those where
+  the cause's own variable did not change (for ``brightness:up``: brightness rose by at most the
+  threshold and did not fall at all, since a fall below the threshold may still be a small change the
+  world reacts to; no action
+  shift for ``action:X->Y`` / ``*->Y``; the label neither appearing nor leaving for ``appears:X``; another
+  state for a state). The overall base rate also counts the cause's opposite: when darkening leaves the
+  key major, "brightening" looks like a cause of minor against the base rate, but not against the cuts
+  where brightness stayed put.
 - precedence_z = the exact one-sided McNemar test of "effect now" against "effect one transition
   before" on the discordant transitions, expressed as a normal z (a p-value of 0.00135 is z = 3). Exact
   because the normal approximation calls five out of five discordant transitions overwhelming.
@@ -46,6 +54,10 @@ class PairStats:
     """Transitions behind the precedence estimate."""
     association_z: np.ndarray
     """Exact one-sided binomial test of support against cause_count * base_rate, as a normal z."""
+    reference_rate: np.ndarray | None = None
+    """P(effect) in the cause's reference transitions (its variable unchanged)."""
+    reference_z: np.ndarray | None = None
+    """Exact one-sided binomial test of support against cause_count * reference_rate, as a normal z."""
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -62,6 +74,37 @@ def _single_thread_blas() -> AbstractContextManager[object]:
     except ImportError:
         return nullcontext()
     return threadpool_limits(1)
+
+
+def _family(column: str) -> str:
+    """Which cause columns exclude each other from their reference transitions."""
+    _, variable, direction = column.split(":", 2)
+    if direction.startswith("is:"):
+        return column
+    if direction.startswith(("appears:", "disappears:")):
+        return f"{variable}:{direction.split(':', 1)[1]}"
+    return variable
+
+
+def reference_mask(table: EventTable, columns: list[int]) -> np.ndarray:
+    """(rows, len(columns)) bool: the reference transitions of each cause column (see module doc)."""
+    families: dict[str, list[int]] = {}
+    for j in columns:
+        families.setdefault(_family(table.columns[j]), []).append(j)
+    any_event = {name: table.occurs[:, js].any(axis=1) for name, js in families.items()}
+    out = np.zeros((table.occurs.shape[0], len(columns)), dtype=bool)
+    for k, j in enumerate(columns):
+        _, variable, direction = table.columns[j].split(":", 2)
+        delta, threshold = table.deltas.get(variable), table.thresholds.get(variable)
+        if direction in ("up", "down") and delta is not None and threshold is not None:
+            # Not moved past the threshold, and not moved the other way at all: a change below the
+            # threshold may still be a smaller change of the world's own, and only the same side is fair.
+            with np.errstate(invalid="ignore"):
+                same_side = (delta >= 0) if direction == "up" else (delta <= 0)
+                out[:, k] = table.defined[:, j] & same_side & (np.abs(delta) <= threshold)
+        else:
+            out[:, k] = table.defined[:, j] & ~any_event[_family(table.columns[j])]
+    return out
 
 
 def pair_stats(table: EventTable) -> PairStats:
@@ -115,6 +158,13 @@ def _pair_stats(table: EventTable) -> PairStats:
         cause_count > 0, np.clip(norm.isf(np.clip(assoc_p, 1e-300, 1.0)), -40.0, 40.0), 0.0
     )
 
+    reference = reference_mask(table, list(np.flatnonzero(vis))).astype(np.float32)
+    reference_count = (reference.T @ b_def).astype(np.float64)
+    reference_rate = _safe_div((reference.T @ b_occ).astype(np.float64), reference_count)
+    ref_expected = np.clip(np.where(reference_count > 0, reference_rate, base_rate), 0.0, 1.0)
+    ref_p = np.where(cause_count > 0, binom.sf(np.rint(support) - 1, np.rint(cause_count), ref_expected), 1.0)
+    reference_z = np.where(cause_count > 0, np.clip(norm.isf(np.clip(ref_p, 1e-300, 1.0)), -40.0, 40.0), 0.0)
+
     columns = np.array(table.columns, dtype=object)
     return PairStats(
         causes=list(columns[vis]),
@@ -128,4 +178,6 @@ def _pair_stats(table: EventTable) -> PairStats:
         precedence_z=precedence_z,
         precedence_n=n.round().astype(np.int64),
         association_z=association_z,
+        reference_rate=reference_rate,
+        reference_z=reference_z,
     )

@@ -224,12 +224,17 @@ def show(
 @app.command("score")
 def score(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
-    truth: Path = typer.Option(..., "--truth", help="ground_truth.json written by `karma synth`."),
+    truth: Path = typer.Option(
+        ...,
+        "--truth",
+        help="Truth file: ground_truth.json (edges) or rules.json (rule-level), both written by `karma synth`.",
+    ),
     top: int = typer.Option(20, "--top", help="How many ranked causes edges to list."),
     as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
 ) -> None:
-    """Precision and recall of the graph's causes edges against a synthetic world's true edges, and
-    what became of the planted non-causal correlations."""
+    """Precision and recall of the graph's causes edges against a world's true rules (or edges), and
+    what became of the planted non-causal correlations. A rule counts as found when a causes edge
+    states it in any form (state, change, aggregated shift); see docs/graph.md "Truth files"."""
     from graph.ckg.score import score_against_truth
 
     console = _console()
@@ -253,8 +258,17 @@ def score(
             f"  {r.rank:3d} {mark} {r.id} weight {r.weight:.3f} support {r.support} lift {r.lift:.2f} "
             f"precedence {r.precedence:+.2f}"
         )
-    for m in report.missed:
-        console.print(f"  missed: {m.cause} -> {m.effect} (strength {m.strength}; in graph as {m.found_as})")
+    console.print(
+        f"true {report.truth_format}: {sum(r.recovered for r in report.rules)} of {report.n_truth} found as "
+        f"causes edges, {report.recall_stated_form:.3f} in the truth's own form"
+    )
+    for rule in report.rules:
+        if rule.recovered:
+            form = "its own form" if rule.stated_form else f"as {rule.edges[0]}"
+            line = f"  rule {rule.id} {rule.cause} -> {rule.effect}: rank {rule.first_rank}, {form}"
+        else:
+            line = f"  missed rule {rule.id} {rule.cause} -> {rule.effect}: in graph as {rule.found_as}"
+        console.print(line, markup=False, emoji=False)
     for c in report.non_causal:
         status = "[green]ok[/green]" if c.ok else f"[red]labelled causes at rank {c.causes_ranks}[/red]"
         relations = ", ".join(f"{k} ({v})" for k, v in c.relations.items()) or "no edge"

@@ -10,7 +10,7 @@ import pytest
 from graph import detect_events
 from graph.ckg.detect import build_event_table, resolve_thresholds
 from graph.ckg.scene_values import scene_values
-from karma.records import SceneFeatures
+from karma.core.records import SceneFeatures
 
 
 def scene(**values: object) -> SceneFeatures:
@@ -50,14 +50,20 @@ def test_categorical_events_action_objects_mode_key_mood() -> None:
     )
     events = ids(detect_events(PAST, current, {}))
     assert events == [
+        "music:mode:is:minor",
         "music:mode:major_to_minor",
         "music:mood:calm->sad",
+        "visual:action:*->dancing",
+        "visual:action:is:dancing",
         "visual:action:walking->dancing",
         "visual:object:appears:guitar",
         "visual:object:disappears:car",
     ]
+    # Changes only, as before the state and aggregated forms existed.
+    plain = ids(detect_events(PAST, current, {}, state_variables=(), aggregate_variables=()))
+    assert plain == [e for e in events if ":is:" not in e and "*->" not in e]
     # A modulation within the same mode is a key change; a relative-key mode flip is not counted twice.
-    assert ids(detect_events(PAST, scene(Key="G major"), {})) == ["music:key:changed"]
+    assert ids(detect_events(PAST, scene(Key="G major"), {})) == ["music:key:changed", "music:mode:is:major"]
 
 
 def test_missing_features_produce_no_events() -> None:
@@ -101,3 +107,24 @@ def test_corpus_table_matches_single_transition_detection() -> None:
         assert from_table == single
     assert table.thresholds["brightness"] == 30.0
     assert table.occurs[:, table.columns.index("visual:brightness:down")].tolist() == [False, True, False]
+
+
+def test_states_hold_without_a_change_and_aggregates_pool_every_source() -> None:
+    # The key stays minor: no flip, yet the state "the key is minor" is an event of this transition.
+    minor = scene(Key="A minor", Action=[{"label": "running", "score": 0.9}])
+    still_minor = scene(Key="E minor", Action=[{"label": "running", "score": 0.8}])
+    events = ids(detect_events(minor, still_minor, {}))
+    assert "music:mode:is:minor" in events and not any("_to_" in e for e in events)
+    assert "visual:action:is:running" in events and not any("->" in e for e in events)
+    # Shifts to running from two different actions are one aggregated event (plus their own pairs).
+    for source in ("walking", "sitting"):
+        before = scene(Action=[{"label": source, "score": 0.9}])
+        assert "visual:action:*->running" in ids(detect_events(before, still_minor, {}))
+    pooled = ids(
+        detect_events(PAST, scene(Moods=[{"label": "sad", "score": 0.5}]), {}, aggregate_variables=("mood",))
+    )
+    assert "music:mood:*->sad" in pooled and "music:mood:calm->sad" in pooled
+    with pytest.raises(ValueError, match="state_variables: unknown"):
+        detect_events(PAST, minor, {}, state_variables=("brightness",))
+    with pytest.raises(ValueError, match="aggregate_variables: unknown"):
+        detect_events(PAST, minor, {}, aggregate_variables=("mode",))

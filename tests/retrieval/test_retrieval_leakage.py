@@ -68,7 +68,12 @@ def test_query_ignores_answer_options_explanation_and_music(kind: str) -> None:
     query = build_query(_transition(base), base, _features(), thresholds)
     dumped = query.model_dump_json()
     assert not any(sentinel in dumped for sentinel in SENTINELS)
-    assert query.observed_events == ["visual:action:standing->dancing", "visual:brightness:up"]
+    assert query.observed_events == [
+        "visual:action:*->dancing",  # the shift aggregated by target (graph.ckg.detect)
+        "visual:action:is:dancing",  # the state after the cut
+        "visual:action:standing->dancing",
+        "visual:brightness:up",
+    ]
     assert all(not event.startswith("music:") for event in query.observed_events)
     # Another answer key, other options and explanation, other current-scene audio: the same query.
     other = _question(kind, answer="d", tag="different")
