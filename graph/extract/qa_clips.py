@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, datetime
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Literal
 
@@ -319,6 +322,33 @@ def qa_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob(f"*{QA_SUFFIX}") if p.is_file())
 
 
+def _process(qa_path: Path, videos: Path, out: Path, options: ExtractOptions, force: bool) -> QaClipsOutcome:
+    """One QA file, start to end; never raises for a bad video (the outcome carries the error)."""
+    from graph.extract.taggers import load_tagger
+
+    plan = plan_video(qa_path)
+    source = find_video(videos, plan.video_id)
+    if not force and _done(plan, out):
+        return QaClipsOutcome(
+            video_id=plan.video_id, status="skipped", source=str(source) if source else None
+        )
+    if source is None:
+        return QaClipsOutcome(
+            video_id=plan.video_id, status="error", error=f"no raw video named {plan.video_id}.* in {videos}"
+        )
+    try:
+        taggers = [load_tagger(spec) for spec in options.taggers]
+        return cut_video(plan, source, out, options, taggers)
+    except (InputError, MediaError) as exc:
+        return QaClipsOutcome(video_id=plan.video_id, status="error", source=str(source), error=str(exc))
+
+
+def _record_error(out: Path, qa_path: Path, outcome: QaClipsOutcome) -> None:
+    row = {"video_id": outcome.video_id, "qa_file": str(qa_path), "error": outcome.error}
+    with (out / ERRORS_FILE).open("a") as handle:
+        handle.write(json.dumps({**row, "at": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n")
+
+
 def cut_qa_clips(
     qa: str | Path,
     videos: str | Path,
@@ -326,12 +356,15 @@ def cut_qa_clips(
     options: ExtractOptions | None = None,
     *,
     force: bool = False,
+    workers: int = 1,
     report=None,
 ) -> list[QaClipsOutcome]:
-    """Cut every QA file's scenes from its raw video in ``videos``; one outcome per QA file.
+    """Cut every QA file's scenes from its raw video in ``videos``; one outcome per QA file, in QA
+    file order.
 
     A failing video (no raw video, a span outside it, undecodable) is recorded in ``clips_errors.jsonl``
-    and the others go on. ``report(outcome)`` is called after each video.
+    and the others go on. ``workers`` > 1 cuts that many videos at once (one process each; 0 = all
+    cores). ``report(outcome)`` is called after each video, in completion order.
     """
     options = options or ExtractOptions()
     qa, videos, out = Path(qa), Path(videos), Path(out)
@@ -341,37 +374,24 @@ def cut_qa_clips(
     if not files:
         raise InputError(f"{qa}: no *{QA_SUFFIX} files")
     out.mkdir(parents=True, exist_ok=True)
-    from graph.extract.taggers import load_tagger
+    workers = workers or (os.cpu_count() or 1)
+    outcomes: dict[Path, QaClipsOutcome] = {}
 
-    taggers = [load_tagger(spec) for spec in options.taggers]
-    outcomes: list[QaClipsOutcome] = []
-    for qa_path in files:
-        plan = plan_video(qa_path)
-        source = find_video(videos, plan.video_id)
-        if not force and _done(plan, out):
-            outcome = QaClipsOutcome(
-                video_id=plan.video_id, status="skipped", source=str(source) if source else None
-            )
-        elif source is None:
-            outcome = QaClipsOutcome(
-                video_id=plan.video_id,
-                status="error",
-                error=f"no raw video named {plan.video_id}.* in {videos}",
-            )
-        else:
-            try:
-                outcome = cut_video(plan, source, out, options, taggers)
-            except (InputError, MediaError) as exc:
-                outcome = QaClipsOutcome(
-                    video_id=plan.video_id, status="error", source=str(source), error=str(exc)
-                )
+    def finish(qa_path: Path, outcome: QaClipsOutcome) -> None:
         if outcome.status == "error":
-            with (out / ERRORS_FILE).open("a") as handle:
-                row = {"video_id": plan.video_id, "qa_file": str(qa_path), "error": outcome.error}
-                handle.write(
-                    json.dumps({**row, "at": datetime.now(UTC).isoformat(timespec="seconds")}) + "\n"
-                )
-        outcomes.append(outcome)
+            _record_error(out, qa_path, outcome)
+        outcomes[qa_path] = outcome
         if report is not None:
             report(outcome)
-    return outcomes
+
+    if workers <= 1 or len(files) == 1:
+        for qa_path in files:
+            finish(qa_path, _process(qa_path, videos, out, options, force))
+    else:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(files)), mp_context=get_context("spawn")
+        ) as pool:
+            futures = {pool.submit(_process, q, videos, out, options, force): q for q in files}
+            for future in as_completed(futures):
+                finish(futures[future], future.result())
+    return [outcomes[qa_path] for qa_path in files]

@@ -24,6 +24,7 @@ def clips(
         "<video_id>_clips.json, a copy of each QA file, clips_errors.jsonl.",
     ),
     force: bool = typer.Option(False, "--force", help="Redo videos already cut."),
+    workers: int = typer.Option(1, "--workers", "-j", help="Videos cut in parallel (0 = all cores)."),
     sample_rate: float = typer.Option(4.0, "--sample-rate", help="Visual samples (frame pairs) per second."),
     analysis_height: int = typer.Option(
         180, "--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."
@@ -58,7 +59,7 @@ def clips(
         for problem in outcome.problems:
             console.print(f"  [yellow]warning[/yellow] {problem}")
 
-    outcomes = cut_qa_clips(qa, videos, out, options, force=force, report=report)
+    outcomes = cut_qa_clips(qa, videos, out, options, force=force, workers=workers, report=report)
     failed = sum(o.status == "error" for o in outcomes)
     console.print(
         f"videos: {len(outcomes) - failed} ok ({sum(o.status == 'skipped' for o in outcomes)} already done), "

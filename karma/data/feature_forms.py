@@ -149,6 +149,11 @@ def fold_scene(raw: dict[str, object]) -> tuple[dict[str, object], list[tuple[st
             renamed[canonical] = key
             report("inferred", key, f"{key!r} read as {canonical!r}")
         spec = FEATURE_BY_KEY[canonical]
+        if spec.kind is FeatureKind.names and isinstance(value, list):
+            names = [resolve_feature_key(str(v)) or v for v in value]
+            if names != value:
+                report("inferred", canonical, "feature names in the list read as their canonical keys")
+            value = names
         if spec.kind in (FeatureKind.labels, FeatureKind.objects):
             folded = fold_labels(value, canonical, report, counts=spec.kind is FeatureKind.objects)
             if folded is None and value is not None:

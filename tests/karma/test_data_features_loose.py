@@ -99,6 +99,13 @@ def test_every_alias_in_the_table_loads_as_its_canonical_key(tmp_path: Path) -> 
             name = f"scene_{5000 + 100 * i + j:04d}"
             scenes[name] = {alias: [{"label": "x", "score": 0.5}]}
             expected[name] = (spec.key, None)
+    others = [spec for spec in FEATURES if spec.kind in (FeatureKind.key, FeatureKind.names)]
+    for i, spec in enumerate(others):
+        for j, alias in enumerate(spec.aliases):
+            name = f"scene_{7000 + 100 * i + j:04d}"
+            scenes[name] = {alias: "A minor" if spec.kind is FeatureKind.key else ["Moods"]}
+            expected[name] = (spec.key, scenes[name][alias])
+    assert len(expected) == sum(len(spec.aliases) for spec in FEATURES)
     result = load_features_file(write(tmp_path / "v_causal_features.json", {"Scenes": scenes}))
     assert result.features is not None
     assert not [p for p in result.problems if p.severity != "inferred"]

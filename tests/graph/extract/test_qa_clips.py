@@ -188,7 +188,7 @@ def test_a_qa_span_beyond_the_video_fails_that_video_only(tmp_path: Path) -> Non
     late[1]["current_scene"]["end_time"] = "00:00:09.000"
     (tmp_path / "qa" / "v1_qa.json").write_text(json.dumps(late))
     (tmp_path / "qa" / "v2_qa.json").write_text(json.dumps(qa_transitions()))  # no raw video
-    outcomes = cut_qa_clips(tmp_path / "qa", tmp_path / "raw", tmp_path / "out")
+    outcomes = cut_qa_clips(tmp_path / "qa", tmp_path / "raw", tmp_path / "out", workers=2)  # processes
     assert [o.status for o in outcomes] == ["error", "error"]
     assert "scene_003.mp4 ends at 00:00:09.000, after the video's end (6.000 s)" in (outcomes[0].error or "")
     assert "no raw video named v2" in (outcomes[1].error or "")
