@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +33,15 @@ _CACHES: dict[str, OrderedDict[str, np.ndarray]] = {}
 Embedder of one model in the process shares them."""
 
 
-CHUNK = 4
-"""Texts are encoded in forward passes of exactly this many equal-length rows (see ``encode``)."""
+CHUNK = 1
+"""Texts are encoded in forward passes of exactly this many equal-length rows (see ``encode``). One:
+on a CPU the forward pass is compute-bound, so wider passes add no throughput, and a single question
+then costs one text's compute instead of four."""
+CORPUS_BATCH = 64
+"""Rows per forward pass when a whole graph is embedded (``encode_corpus``)."""
+CORPUS_TOLERANCE = 1e-5
+"""Largest difference per component between a text's corpus vector and its single-text vector
+(``encode``); tests/retrieval/test_retrieval_scale.py checks it on GraphRAG-shaped texts."""
 
 
 def default_threads() -> int:
@@ -186,9 +194,62 @@ class Embedder:
             self._cache.popitem(last=False)
         return out.astype(np.float32, copy=False)
 
+    def encode_corpus(
+        self,
+        texts: Sequence[str],
+        batch_size: int = CORPUS_BATCH,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """(len(texts), dim) float32, L2-normalised: the throughput path for a whole graph's texts.
+
+        Batch invariance by a fixed batch composition: the distinct texts are sorted by (token count,
+        text) and cut into consecutive batches of ``batch_size``, so padding is minimal and which texts
+        share a forward pass depends only on the set of texts. The same graph therefore always gets the
+        same vectors, bit for bit, whatever order or process embeds it. A corpus vector equals the
+        single-text vector of ``encode`` within ``CORPUS_TOLERANCE`` per component (padding and pass
+        shape move the last float32 bits), which is why queries keep ``encode``: a question's vector is
+        then the same whether it is asked alone or in a batch. Corpus vectors do not enter the text
+        cache, so they can never stand in for a query's vector. ``progress`` gets the rows done.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        distinct = sorted(set(texts))
+        limit = getattr(model, "max_seq_length", None) or 512
+        lengths = [
+            len(ids)
+            for ids in model.tokenizer(distinct, truncation=True, max_length=limit, padding=False)["input_ids"]
+        ]
+        order = sorted(range(len(distinct)), key=lambda i: (lengths[i], distinct[i]))
+        vectors = np.zeros((len(distinct), self.dim), dtype=np.float32)
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            for start in range(0, len(order), batch_size):
+                rows = order[start : start + batch_size]
+                vectors[rows] = model.encode(
+                    [distinct[i] for i in rows],
+                    batch_size=len(rows),
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                if progress is not None:
+                    progress(len(rows))
+        finally:
+            torch.set_num_threads(previous)
+        if len(distinct) == len(texts) and list(texts) == distinct:
+            return vectors
+        position = {text: i for i, text in enumerate(distinct)}
+        return vectors[[position[text] for text in texts]]
+
     def _disk_path(self, text: str) -> Path:
         assert self.disk_cache is not None
-        key = hashlib.sha256(f"{self.model_id}\0{text}".encode()).hexdigest()[:40]
+        key = hashlib.sha256(f"{self.model_id}\0{CHUNK}\0{text}".encode()).hexdigest()[:40]
         return self.disk_cache / f"{key}.npy"
 
     def _save_to_disk(self, vectors: dict[str, np.ndarray]) -> None:
@@ -203,3 +264,54 @@ class Embedder:
                     np.save(tmp, np.asarray(vector, dtype=np.float32))
         except OSError:
             pass
+
+
+class HashingEmbedder:
+    """A model-free embedder: signed feature hashing of a text's words and word pairs, L2-normalised.
+
+    Deterministic and fast (no forward pass), with the Embedder interface the index and the hybrid
+    retrievers use (``encode``, ``encode_corpus``, ``dim``, ``model_id``). Its similarities are
+    lexical, not semantic; it exists for graphs too large to embed with a model in the time at hand
+    (e.g. the 30k-entity Neo4j parity test) and as a lexical baseline.
+    """
+
+    def __init__(self, dim: int = 64, disk_cache: str | Path | None = None) -> None:
+        if dim < 2:
+            raise ValueError(f"dim must be >= 2, got {dim}")
+        self._dim = dim
+        self.model_ref = f"hashing-{dim}"
+        self.disk_cache = Path(disk_cache) if disk_cache is not None else None
+
+    @property
+    def model_id(self) -> str:
+        return self.model_ref
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _vector(self, text: str) -> np.ndarray:
+        import re
+
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        vector = np.zeros(self._dim, dtype=np.float64)
+        for feature in words + [f"{a} {b}" for a, b in itertools.pairwise(words)]:
+            digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+            vector[digest % self._dim] += 1.0 if (digest >> 63) & 1 else -1.0
+        norm = float(np.linalg.norm(vector))
+        return (vector / norm if norm else vector).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, L2-normalised (a zero vector for a text without words)."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.stack([self._vector(text) for text in texts])
+
+    def encode_corpus(
+        self, texts: Sequence[str], batch_size: int = CORPUS_BATCH, progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """Same as ``encode`` (every vector depends on its text alone)."""
+        vectors = self.encode(texts)
+        if progress is not None and len(texts):
+            progress(len(texts))
+        return vectors

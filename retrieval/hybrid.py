@@ -7,15 +7,20 @@
 2. Expansion. Activation spreads ``hops`` times along edges in both directions, multiplied by the edge's
    strength (relation prior x normalised weight) and a hop decay. Every edge next to an activated node
    is a candidate, and so is every edge among the question's nearest edges in the FAISS edge index.
-3. Rerank. An edge scores ``strength x (activation(cause) + activation(effect)) + similarity weight x
-   cosine(question, edge text)``: an edge between an observed change and the change the question asks
-   about wins, and among the rest the statistics decide.
+3. Rerank, relevance first. An edge's relevance is ``seed(cause) + seed(effect) + similarity weight x
+   cosine(question, edge text) + spread weight x spread(cause, effect)``: how much its own ends are the
+   question's variables (the seeds of step 1: observed events and the nodes nearest the question)
+   and how close its text is to the question. Relevance is rounded to ``RELEVANCE_DECIMALS``; the
+   strength (relation prior x weight) only breaks ties in it, so a strong ``causes`` edge about
+   loudness never outranks the edge about the contrast the question asks about.
 4. Cut. The top ``k`` (and, when a token budget is set, as many as fit).
 
-Speed: the graph is held as dense arrays, so a batch of questions is a few matrix products; question
-embeddings are cached by text (``retrieval_text`` makes questions that differ only in numbers share
-one). Determinism: similarities and scores are rounded before ranking and ties go to the smaller edge
-id, so float noise from batch composition cannot reorder facts.
+Speed: one float32 copy of the vectors; seeds come from an exact scan or an ANN structure chosen by
+the graph's size, rescored exactly (``retrieval.ann``); activation is a sparse (batch x nodes) matrix,
+so a question costs what it reaches, and only its candidate edges are scored, never the whole graph.
+Question embeddings are cached by text (``retrieval_text`` makes questions that differ only in numbers
+share one). Determinism: similarities and scores are rounded before ranking, every exact similarity is a
+per-pair reduction, and ties go to the smaller edge id, so batch composition cannot reorder facts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from retrieval.ann import SIM_DECIMALS, IndexConfig
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
 from retrieval.embed import Embedder
 from retrieval.facts import SCORE_DECIMALS, make_fact
@@ -34,14 +40,12 @@ from retrieval.index import GraphIndex, load_or_build_index
 from retrieval.query import graph_thresholds, hypothetical_clause, retrieval_text
 from retrieval.serialize import estimate_tokens
 
-SIM_DECIMALS = 4
-"""Cosine similarities are rounded to this many decimals (batch-independent results)."""
 BATCH = 256
-"""Queries scored together (the score matrix is batch x edges)."""
-SEARCH_MARGIN = 4
-"""Extra FAISS candidates rescored exactly, so ties at the cut-off resolve the same way every time."""
-OMP_MIN_WORK = 50_000_000
-"""FAISS searches smaller than this (index rows x queries) run on one thread."""
+"""Queries scored together (sparse batch x node / edge matrices)."""
+PAIR_CHUNK = 8192
+"""(query, candidate edge) pairs whose exact similarities are computed in one step (bounded memory)."""
+RELEVANCE_DECIMALS = 3
+"""Relevance is compared at this precision; within one step the edge strength decides."""
 
 
 class HybridConfig(BaseModel):
@@ -68,6 +72,9 @@ class HybridConfig(BaseModel):
     """Nodes below this activation do not spread further."""
     similarity_weight: float = 1.0
     """Weight of cosine(question, edge text) in the final score."""
+    spread_weight: float = 0.1
+    """Weight of the activation that reached an edge's ends by spreading (not seeded): edges next to
+    the question's variables rank above unrelated ones, but below edges between the variables."""
     weight_floor: float = 0.25
     """Share of an edge's strength given regardless of its weight (so weak but relevant edges stay)."""
     relation_prior: dict[str, float] = Field(
@@ -104,13 +111,14 @@ class HybridRetriever(Retriever):
         index: GraphIndex | None = None,
         index_dir: str | Path | None = None,
         config: HybridConfig | None = None,
+        index_config: IndexConfig | None = None,
     ) -> None:
         self.view = view
         self.config = config or HybridConfig()
         self.embedder = embedder or Embedder()
         if index_dir is not None and self.embedder.disk_cache is None:
             self.embedder.disk_cache = Path(index_dir) / "query_vectors"
-        self.index = index or load_or_build_index(view, self.embedder, index_dir)
+        self.index = index or load_or_build_index(view, self.embedder, index_dir, index_config)
         if self.index.content_hash != view.content_hash:
             raise ValueError(
                 f"index was built for graph {self.index.content_hash}, not for this graph {view.content_hash}"
@@ -120,15 +128,11 @@ class HybridRetriever(Retriever):
         edges = [view.graph.edges[edge_id] for edge_id in view.edge_ids]
         self._src = np.array([self._node_row[e.source] for e in edges], dtype=np.int64)
         self._tgt = np.array([self._node_row[e.target] for e in edges], dtype=np.int64)
-        prior = self.config.relation_prior
-        floor = self.config.weight_floor
         self._strength = np.array(
-            [
-                prior.get(e.relation, 0.0) * (floor + (1 - floor) * max(e.weight, 0.0) / view.max_weight)
-                for e in edges
-            ],
+            [edge_strength(self.config, e.relation, e.weight, view.max_weight) for e in edges],
             dtype=np.float64,
         )
+        self._max_strength = float(self._strength.max()) if len(edges) else 0.0
         n, e = len(view.node_ids), len(edges)
         from scipy import sparse
 
@@ -137,58 +141,21 @@ class HybridRetriever(Retriever):
         rows = np.concatenate([self._src, self._tgt])
         cols = np.concatenate([self._tgt, self._src])
         values = np.concatenate([self._strength, self._strength]) * self.config.hop_decay
-        self._spread_t = sparse.csr_matrix((values, (cols, rows)), shape=(n, n))
-        # Node -> incident edge columns (transposed: edge x node), for the candidate mask.
+        self._spread = sparse.csr_matrix((values, (rows, cols)), shape=(n, n))
+        # Node -> incident edge columns, for the candidate set.
         ones = np.ones(2 * e, dtype=np.float32)
         edge_cols = np.concatenate([np.arange(e), np.arange(e)])
-        self._incidence_t = sparse.csr_matrix((ones, (edge_cols, rows)), shape=(e, n))
+        self._incidence = sparse.csr_matrix((ones, (rows, edge_cols)), shape=(n, e))
         self._facts: dict[int, Fact] = {}
-        self._float64: dict[int, np.ndarray] = {}
-        self._edge_vectors64 = self._stored64(self.index.edge_vectors)
 
-    # -- embedding and search ----------------------------------------------------------------------
-    def _search(
-        self, index, stored: np.ndarray, vectors: np.ndarray, n: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Top ``n`` rows per query: FAISS proposes ``n + SEARCH_MARGIN`` candidates, which are rescored
-        in float64 and ranked by (rounded similarity, row). FAISS's float32 kernels differ between one
-        query and a batch by ~1e-7; rescoring keeps seeds identical however queries are grouped."""
-        total = index.ntotal
-        if n <= 0 or total == 0 or len(vectors) == 0:
-            return np.zeros((len(vectors), 0), np.float64), np.zeros((len(vectors), 0), np.int64)
-        import faiss
+    def memory_bytes(self) -> int:
+        """Bytes of the retriever's own arrays (beyond the vectors and the search structures)."""
+        arrays = [self._src, self._tgt, self._strength]
+        for matrix in (self._spread, self._incidence):
+            arrays += [matrix.data, matrix.indices, matrix.indptr]
+        return int(sum(array.nbytes for array in arrays))
 
-        # OpenMP threads cost more than they save on a CKG-sized index (and spin on a busy machine).
-        threads = faiss.omp_get_max_threads()
-        if total * len(vectors) < OMP_MIN_WORK:
-            faiss.omp_set_num_threads(1)
-        try:
-            _, proposed = index.search(
-                np.ascontiguousarray(vectors, dtype=np.float32), min(n + SEARCH_MARGIN, total)
-            )
-        finally:
-            faiss.omp_set_num_threads(threads)
-        width = min(n, total)
-        # Vectorised exact rescoring; FAISS fills missing slots with -1 (only when total < n + margin).
-        valid = proposed >= 0
-        safe = np.where(valid, proposed, 0)
-        exact = np.einsum("qmd,qd->qm", self._stored64(stored)[safe], vectors.astype(np.float64))
-        exact = np.where(valid, np.round(exact, SIM_DECIMALS), -np.inf)
-        # rank by (similarity desc, row asc): sims are multiples of 1e-4, so one integer key orders both
-        ticks = np.where(valid, np.round(exact * 10**SIM_DECIMALS), -(10**SIM_DECIMALS) - 1).astype(np.int64)
-        key = -ticks * (total + 1) + safe
-        order = np.argsort(key, axis=1, kind="stable")[:, :width]
-        out_sims = np.take_along_axis(exact, order, axis=1)
-        out_rows = np.where(np.isfinite(out_sims), np.take_along_axis(safe, order, axis=1), -1)
-        return out_sims, out_rows
-
-    def _stored64(self, stored: np.ndarray) -> np.ndarray:
-        """float64 copies of the index vectors, made once."""
-        key = id(stored)
-        if key not in self._float64:
-            self._float64[key] = stored.astype(np.float64)
-        return self._float64[key]
-
+    # -- facts -------------------------------------------------------------------------------------
     def _fact(self, column: int, score: float) -> Fact:
         cached = self._facts.get(column)
         if cached is None:
@@ -224,8 +191,11 @@ class HybridRetriever(Retriever):
         vectors = self.embedder.encode(main_texts + [hypo[i] for i in hypo_rows])  # type: ignore[misc]
         main_vecs, hypo_vecs = vectors[:b], vectors[b:]
 
-        # 1. seeds: observed events + FAISS nearest nodes (question, and the hypothetical clause).
-        act = np.zeros((b, n), dtype=np.float64)
+        # 1. seeds: observed events + the nearest nodes (question, and the hypothetical clause), added
+        # in this order per query (the same float sums whatever else is in the batch).
+        from scipy import sparse
+
+        seed_maps: list[dict[int, float]] = [{} for _ in range(b)]
         for i, query in enumerate(queries):
             weight = (
                 config.counterfactual_observed_weight
@@ -235,63 +205,99 @@ class HybridRetriever(Retriever):
             observed = set(query.observed_events) | set(
                 events_from_deltas(query.visual_deltas, self.thresholds)
             )
-            for node_id in observed:
+            for node_id in sorted(observed):
                 row = self._node_row.get(node_id)
                 if row is not None:
-                    act[i, row] += weight
+                    seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight
         for rows_of, vecs, weight in (
             (list(range(b)), main_vecs, 1.0),
             (hypo_rows, hypo_vecs, config.hypothetical_weight),
         ):
-            sims, rows = self._search(self.index.node_index, self.index.node_vectors, vecs, config.node_seeds)
+            sims, rows = self.index.node_search.search(vecs, config.node_seeds)
             for j, i in enumerate(rows_of):
-                keep = (rows[j] >= 0) & (sims[j] >= config.min_similarity)
-                np.add.at(act[i], rows[j][keep], weight * sims[j][keep].astype(np.float64))
+                for sim, row in zip(sims[j].tolist(), rows[j].tolist(), strict=True):
+                    if row >= 0 and sim >= config.min_similarity:
+                        seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight * sim
+        seeds = _rows_matrix(seed_maps, n)
 
-        # 2. expansion: activation spreads hop by hop (increments only, so nothing is counted twice).
-        step = act
-        reached = act.copy()
+        # 2. expansion: activation spreads hop by hop (increments only, so nothing is counted twice), as
+        # sparse (batch x nodes) products: the cost follows the nodes reached, not the graph's size.
+        act = seeds
+        step = seeds
+        reached = seeds
         for hop in range(config.hops):
-            gated = np.where(step >= config.min_activation, step, 0.0)
-            step = np.asarray((self._spread_t @ gated.T).T)
+            gated = step.copy()
+            gated.data[gated.data < config.min_activation] = 0.0
+            gated.eliminate_zeros()
+            step = (gated @ self._spread).tocsr()
             if hop < config.hops - 1:
                 reached = reached + step
             act = act + step
-        touched = (
-            np.asarray((self._incidence_t @ (reached >= config.min_activation).astype(np.float32).T).T) > 0
-        )
+        mask = reached.copy()
+        mask.data = (mask.data >= config.min_activation).astype(np.float32)
+        mask.eliminate_zeros()
+        touched = (mask @ self._incidence).tocoo()
 
-        # 3. rerank: statistics x activation of both ends + similarity to the question.
-        # float64: float32 matrix products round differently for one query and for a batch
-        edge_vectors = self._edge_vectors64
-        edge_sims = np.round(main_vecs.astype(np.float64) @ edge_vectors.T, SIM_DECIMALS)
+        # 3. candidates: edges next to a reached node, plus the question's nearest edges (ANN + exact).
+        sims, rows = self.index.edge_search.search(main_vecs, config.edge_seeds)
+        hit_q, hit_e = np.nonzero((rows >= 0) & (sims >= config.min_similarity))
+        pair_q = np.concatenate([touched.row.astype(np.int64), hit_q.astype(np.int64)])
+        pair_e = np.concatenate([touched.col.astype(np.int64), rows[hit_q, hit_e].astype(np.int64)])
+        pairs = sparse.csr_matrix(
+            (np.ones(len(pair_q), dtype=np.int8), (pair_q, pair_e)), shape=(b, e)
+        )
+        pairs.sum_duplicates()
+        indptr = pairs.indptr
+        pair_e = pairs.indices.astype(np.int64)
+        pair_q = np.repeat(np.arange(b, dtype=np.int64), np.diff(indptr))
+
+        # 4. rerank the candidates only: exact similarity to the question (and, for a counterfactual,
+        # to its hypothetical clause) and the activation at both ends.
+        edge_sims = self._pair_similarities(pair_q, pair_e, main_vecs)
         if hypo_rows:
-            hypo_sims = np.round(hypo_vecs.astype(np.float64) @ edge_vectors.T, SIM_DECIMALS)
-            edge_sims[hypo_rows] = np.maximum(edge_sims[hypo_rows], hypo_sims)
-        sims, rows = self._search(
-            self.index.edge_index, self.index.edge_vectors, main_vecs, config.edge_seeds
+            hypo_of = np.full(b, -1, dtype=np.int64)
+            hypo_of[hypo_rows] = np.arange(len(hypo_rows))
+            in_hypo = hypo_of[pair_q] >= 0
+            if in_hypo.any():
+                hypo_sims = self._pair_similarities(hypo_of[pair_q[in_hypo]], pair_e[in_hypo], hypo_vecs)
+                edge_sims[in_hypo] = np.maximum(edge_sims[in_hypo], hypo_sims)
+        act.sum_duplicates()
+        seeds.sum_duplicates()
+        src, tgt = self._src[pair_e], self._tgt[pair_e]
+        seed_src = np.asarray(seeds[pair_q, src]).ravel()
+        seed_tgt = np.asarray(seeds[pair_q, tgt]).ravel()
+        spread_src = np.asarray(act[pair_q, src]).ravel() - seed_src
+        spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - seed_tgt
+        scores = pair_scores(
+            config, seed_src, seed_tgt, spread_src, spread_tgt, edge_sims, self._strength[pair_e], self._max_strength
         )
-        for i in range(b):
-            hit = rows[i][(rows[i] >= 0) & (sims[i] >= config.min_similarity)]
-            touched[i, hit] = True
-        scores = self._strength * (act[:, self._src] + act[:, self._tgt])
-        scores = np.round(scores + config.similarity_weight * np.maximum(edge_sims, 0.0), SCORE_DECIMALS)
-        scores[~touched] = -np.inf
-        return [self._top(scores[i], k) for i in range(b)]
+        return [
+            self._top(pair_e[indptr[i] : indptr[i + 1]], scores[indptr[i] : indptr[i + 1]], k)
+            for i in range(b)
+        ]
 
-    def _top(self, row: np.ndarray, k: int) -> RetrievalResult:
-        """Best ``k`` finite scores, ties by edge id (= column order, the ids are sorted)."""
-        finite = np.flatnonzero(np.isfinite(row))
-        if k <= 0 or finite.size == 0:
+    def _pair_similarities(self, pair_q: np.ndarray, pair_e: np.ndarray, vecs: np.ndarray) -> np.ndarray:
+        """Exact cosine (float64 inner product, rounded) of each (query row, edge) pair, in chunks; each
+        value is a per-row reduction, so it does not depend on the other pairs."""
+        out = np.empty(len(pair_q), dtype=np.float64)
+        edge_vectors = self.index.edge_vectors
+        queries64 = np.asarray(vecs, dtype=np.float64)
+        for start in range(0, len(pair_q), PAIR_CHUNK):
+            stop = start + PAIR_CHUNK
+            picked = np.asarray(edge_vectors[pair_e[start:stop]], dtype=np.float64)
+            out[start:stop] = np.einsum("md,md->m", picked, queries64[pair_q[start:stop]])
+        return np.round(out, SIM_DECIMALS)
+
+    def _top(self, columns: np.ndarray, scores: np.ndarray, k: int) -> RetrievalResult:
+        """Best ``k`` candidates (edge columns with their scores), ties by edge id (= column order, the
+        ids are sorted)."""
+        order = top_candidates(columns, scores, k)
+        if order.size == 0:
             return RetrievalResult(retriever=self.name, graph_hash=self.view.content_hash)
-        if finite.size > k:
-            kth = np.partition(row[finite], finite.size - k)[finite.size - k]
-            finite = finite[row[finite] >= kth]  # keeps every tie at the boundary
-        order = finite[np.lexsort((finite, -row[finite]))][:k]
         facts: list[Fact] = []
         used = 0
-        for column in order.tolist():
-            fact = self._fact(column, float(row[column]))
+        for column, score in zip(columns[order].tolist(), scores[order].tolist(), strict=True):
+            fact = self._fact(column, float(score))
             if self.config.budget_tokens is not None:
                 cost = estimate_tokens(fact.text)
                 if used + cost > self.config.budget_tokens:
@@ -302,3 +308,56 @@ class HybridRetriever(Retriever):
 
     def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
         return self.retrieve_many([query], k)[0]
+
+
+def edge_strength(config: HybridConfig, relation: str, weight: float, max_weight: float) -> float:
+    """Relation prior x (floor + (1 - floor) x weight / max weight): how strongly an edge spreads."""
+    floor = config.weight_floor
+    return config.relation_prior.get(relation, 0.0) * (floor + (1 - floor) * max(weight, 0.0) / max_weight)
+
+
+def pair_scores(
+    config: HybridConfig,
+    seed_src: np.ndarray,
+    seed_tgt: np.ndarray,
+    spread_src: np.ndarray,
+    spread_tgt: np.ndarray,
+    edge_sims: np.ndarray,
+    strength: np.ndarray,
+    max_strength: float,
+) -> np.ndarray:
+    """The ranking formula on candidate (query, edge) pairs (module docstring, step 3); the Neo4j
+    retriever scores the candidates the database returns with this same function."""
+    relevance = (
+        seed_src
+        + seed_tgt
+        + config.similarity_weight * np.maximum(edge_sims, 0.0)
+        + config.spread_weight * (spread_src + spread_tgt)
+    )
+    # Relevance first; the strength (< 1, scaled below one relevance step) only breaks its ties.
+    step_size = 10.0**-RELEVANCE_DECIMALS
+    tie = strength / (max_strength or 1.0) * step_size * 0.5
+    return np.round(np.round(relevance, RELEVANCE_DECIMALS) + tie, SCORE_DECIMALS)
+
+
+def top_candidates(order_keys: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the best ``k`` scores, ties by ``order_keys`` ascending (edge columns, i.e. sorted
+    edge ids), every tie at the boundary considered."""
+    if k <= 0 or scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    positions = np.arange(scores.size)
+    if scores.size > k:
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        positions = positions[scores >= kth]
+    return positions[np.lexsort((order_keys[positions], -scores[positions]))][:k]
+
+
+def _rows_matrix(rows: list[dict[int, float]], width: int):
+    """A (len(rows), width) CSR matrix from one {column: value} map per row, columns sorted."""
+    from scipy import sparse
+
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(row) for row in rows])
+    columns = np.array([c for row in rows for c in sorted(row)], dtype=np.int64)
+    values = np.array([row[c] for row in rows for c in sorted(row)], dtype=np.float64)
+    return sparse.csr_matrix((values, columns, indptr), shape=(len(rows), width))

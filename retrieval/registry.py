@@ -8,7 +8,6 @@ from graph.model import CausalGraph, GraphStore
 from karma.core.registry import Registry
 from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
 from retrieval.graph_view import GraphView
-from retrieval.index import INDEX_DIRNAME
 
 RETRIEVERS = Registry("retriever")
 """Retriever names, their classes (imported on first use) and one line of help each; the CLI reads
@@ -29,6 +28,11 @@ RETRIEVERS.register(
 )
 RETRIEVERS.register("karma-paths", "retrieval.paths_karma:KarmaPathsRetriever", help="karma's paths variant")
 RETRIEVERS.register("none", "retrieval.registry:NoRetriever", help="no facts (a graph block that says so)")
+RETRIEVERS.register(
+    "neo4j-hybrid",
+    "retrieval.neo4j_hybrid:make_neo4j_hybrid",
+    help="the hybrid algorithm run inside Neo4j (a pushed graph)",
+)
 
 RETRIEVER_NAMES: tuple[str, ...] = tuple(RETRIEVERS)
 """Every name ``get_retriever`` accepts."""
@@ -57,12 +61,16 @@ def get_retriever(
 
     Config keys are the fields of the retriever's config model (HybridConfig, KeywordConfig,
     PathsConfig); hybrid also takes ``embedder`` (an Embedder), ``model`` (a sentence-transformers name
-    or path) and ``index_dir`` (where the FAISS index is kept; a graph folder defaults to
-    ``<folder>/retrieval_index``, an in-memory graph to no persistence). Every retriever but ``none``
-    takes ``strict_split=True``: each query's video must have been excluded from the graph's build
-    (see retrieval.leakage).
+    or path), ``index_dir`` (where the vector index is kept; default: cached by graph hash under
+    ``cache_dir("index")``, never in the graph folder; ``False``: in memory only) and ``index_config``
+    (an IndexConfig). ``neo4j-hybrid`` runs the hybrid algorithm inside Neo4j (retrieval.neo4j_hybrid).
+    Every retriever but ``none`` takes ``strict_split=True``: each query's video must have been excluded
+    from the graph's build (see retrieval.leakage).
     """
     strict_split = bool(config.pop("strict_split", False))
+    if name == "neo4j-hybrid":  # guards the split inside its Cypher query
+        config["strict_split"] = strict_split
+        strict_split = False
     retriever = _make(name, store_or_graph, config)
     if strict_split and not isinstance(retriever, NoRetriever):
         from retrieval.leakage import SplitGuardedRetriever
@@ -83,6 +91,10 @@ def _make(
         if config:
             raise TypeError(f"retriever 'none' takes no settings, got {sorted(config)}")
         return NoRetriever(view)
+    if name == "neo4j-hybrid":
+        from retrieval.neo4j_hybrid import make_neo4j_hybrid
+
+        return make_neo4j_hybrid(store_or_graph, config)
     if store_or_graph is None:
         raise ValueError(f"retriever {name!r} needs a graph")
     view = _view(store_or_graph)
@@ -108,13 +120,24 @@ def _make(
     embedder = config.pop("embedder", None)
     model = config.pop("model", None)
     index_dir = config.pop("index_dir", None)
-    if index_dir is None and isinstance(store_or_graph, str | Path) and Path(store_or_graph).is_dir():
-        index_dir = Path(store_or_graph) / INDEX_DIRNAME
+    index_config = config.pop("index_config", None)
     if embedder is None:
         embedder = Embedder(model)  # type: ignore[arg-type]
     elif model is not None:
         raise TypeError("pass either embedder or model, not both")
-    return HybridRetriever(view, embedder=embedder, index_dir=index_dir, config=HybridConfig(**config))  # type: ignore[arg-type]
+    if index_dir is None:  # cached by graph hash under the cache root, never in the graph folder
+        from retrieval.index import default_index_dir
+
+        index_dir = default_index_dir(view.content_hash, embedder.model_id, index_config)  # type: ignore[arg-type]
+    elif index_dir is False:
+        index_dir = None  # in memory only
+    return HybridRetriever(
+        view,
+        embedder=embedder,  # type: ignore[arg-type]
+        index_dir=index_dir,  # type: ignore[arg-type]
+        config=HybridConfig(**config),
+        index_config=index_config,  # type: ignore[arg-type]
+    )
 
 
 def _view(source: CausalGraph | GraphStore | GraphView | str | Path) -> GraphView:

@@ -77,10 +77,6 @@ def world_recall(
     built = {}
     for name in retrievers:
         settings = dict(config) if name == "hybrid" else {}
-        if name == "hybrid" and not isinstance(graph, CausalGraph) and "index_dir" not in settings:
-            from retrieval.index import INDEX_DIRNAME
-
-            settings["index_dir"] = Path(graph) / INDEX_DIRNAME
         built[name] = get_retriever(name, view, **settings)
     return retrieval_recall(
         built,
