@@ -207,6 +207,55 @@ def derive_clip(path: str | Path, mode: AudioMode | str, cache_dir: str | Path |
     return target
 
 
+WAV_RATE = 16_000
+"""Sample rate of derived audio parts (the Whisper feature extractor rate of Qwen2.5-Omni)."""
+
+
+def derived_wav_path(source: Path, cache_dir: Path) -> Path:
+    """Content-addressed location of a clip's audio as a wav (source bytes, rate, writer version)."""
+    key = hashlib.sha256(f"{file_sha256(source)}|wav{WAV_RATE}|{MEDIA_CACHE_VERSION}".encode()).hexdigest()
+    return cache_dir / "media" / key[:2] / f"{key}.wav"
+
+
+def derive_audio_wav(path: str | Path, cache_dir: str | Path | None = None) -> Path | None:
+    """The clip's audio track as a mono 16 kHz float32 wav (cached), or None when the clip has none.
+
+    This is the audio part sent beside a video part: any server reads a wav (soundfile), while reading
+    the audio out of an mp4 needs FFmpeg on the server. Float32 keeps the samples exactly as
+    ``read_audio`` returns them, so every backend hears the same waveform.
+    """
+    import soundfile
+
+    source = Path(path)
+    if not probe(source).has_audio:
+        return None
+    target = derived_wav_path(source, Path(cache_dir) if cache_dir else default_cache_dir())
+    if target.is_file():
+        return target
+    audio = read_audio(source, sample_rate=WAV_RATE)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(suffix=".wav", dir=target.parent)
+    os.close(handle)
+    try:
+        soundfile.write(tmp_name, audio, WAV_RATE, subtype="FLOAT", format="WAV")
+        publish(tmp_name, target)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+    return target
+
+
+def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
+    """A wav file as (float32 mono samples, sample rate)."""
+    import soundfile
+
+    try:
+        audio, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except RuntimeError as exc:
+        raise MediaError(f"{path}: cannot read as audio: {exc}") from exc
+    return np.ascontiguousarray(audio.mean(axis=1), dtype=np.float32), int(rate)
+
+
 def _write_derived(source: Path, target: Path, mode: AudioMode) -> None:
     import av
 

@@ -13,9 +13,17 @@ transformers here) and reads a video's audio by running the ``ffmpeg`` binary th
 while decord's own audio is corrupt for stereo. ``omni_conversation`` still emits the
 qwen-omni-utils conversation form, for users who want to run that package on a machine that has it.
 
-Every clip must carry an audio track when ``use_audio_in_video`` is on (the thinker counts a clip
-as audio-visual by the audio-start token after the vision-start token): that is why the VLM
-pipeline's default for predictive questions is a silent track rather than no track.
+Audio comes from the ``audio_url`` part that follows a clip's ``video_url`` part (the VLM pipeline
+writes one per clip: a derived wav, see ``pipelines.vlm``); a clip without one falls back to its own
+audio track. With ``use_audio_in_video`` every clip needs audio (the thinker counts a clip as
+audio-visual by the audio-start token after the vision-start token): that is why the VLM pipeline's
+default for predictive questions is a silent track rather than no track. With it off, each audio
+part becomes a standalone ``<|audio_bos|><|AUDIO|>…<|audio_eos|>`` item after its video, the layout
+``Qwen2_5OmniProcessor`` writes for separate audio inputs, and a masked clip without audio is heard
+as nothing at all.
+
+Batches: ``QwenOmniBackend.generate`` runs greedy requests as padded batches (left padding, the
+attention mask drives the thinker's 3-D rotary positions), ``batch_size`` at a time.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from pipelines.backends.base import Backend, ChatRequest, Completion
-from pipelines.media import FrameSampling, read_audio, sample_frames
+from pipelines.backends.media_parts import media_items
+from pipelines.media import FrameSampling, read_audio, read_wav, sample_frames
 
 AUDIO_RATE = 16_000
 """Whisper feature extractor rate used by Qwen2.5-Omni."""
@@ -149,6 +158,23 @@ def chunk_bounds(positions: np.ndarray, tokens_per_chunk: int) -> list[tuple[int
     return bounds
 
 
+def _maybe_path(url: str | None) -> Path | None:
+    return clip_path_from_url(url) if url else None
+
+
+def load_audio_16k(path: Path) -> np.ndarray:
+    """Mono float32 audio at 16 kHz from a wav (soundfile) or any media file's track (PyAV)."""
+    if path.suffix.lower() == ".wav":
+        audio, rate = read_wav(path)
+        if rate != AUDIO_RATE:
+            from scipy.signal import resample_poly
+
+            divisor = math.gcd(rate, AUDIO_RATE)
+            audio = resample_poly(audio, AUDIO_RATE // divisor, rate // divisor).astype(np.float32)
+        return audio
+    return read_audio(path, sample_rate=AUDIO_RATE)
+
+
 @dataclass
 class OmniSettings:
     """What changes how a clip becomes model inputs."""
@@ -190,8 +216,30 @@ class OmniInputBuilder:
     def _tok(self, name: str) -> str:
         return SPECIAL_TOKENS[name]
 
-    def clip_inputs(self, path: Path) -> dict[str, Any]:
-        """Frames -> patches and grid; audio -> mel features (when used)."""
+    def audio_inputs(self, path: Path) -> dict[str, Any]:
+        """One audio source (a wav part, or a clip's own track) -> waveform and mel features."""
+        audio = load_audio_16k(path)
+        if audio.size == 0:
+            raise ValueError(
+                f"{path}: no audio track, but use_audio_in_video is on "
+                "(use a silent track for masked clips, or turn use_audio_in_video off)"
+            )
+        features = self.feature_extractor(
+            audio,
+            sampling_rate=AUDIO_RATE,
+            return_attention_mask=True,
+            padding="max_length",
+            return_tensors="np",
+        )
+        return {
+            "audio": audio,
+            "input_features": features["input_features"][0],
+            "feature_mask": features["attention_mask"][0],
+        }
+
+    def clip_inputs(self, path: Path, audio_path: Path | None = None) -> dict[str, Any]:
+        """Frames -> patches and grid; audio (``audio_path``, else the clip's own track) -> mel
+        features, when ``use_audio_in_video`` is on."""
         sampled = sample_frames(path, self.settings.sampling)
         patches, grid = video_patches(
             sampled.frames, self.patch_size, self.temporal_patch_size, self.merge_size,
@@ -204,23 +252,13 @@ class OmniInputBuilder:
             "frames": sampled,
         }
         if self.settings.use_audio_in_video:
-            audio = read_audio(path, sample_rate=AUDIO_RATE)
-            if audio.size == 0:
-                raise ValueError(
-                    f"{path}: no audio track, but use_audio_in_video is on "
-                    "(use a silent track for masked clips, or turn use_audio_in_video off)"
-                )
-            features = self.feature_extractor(
-                audio,
-                sampling_rate=AUDIO_RATE,
-                return_attention_mask=True,
-                padding="max_length",
-                return_tensors="np",
-            )
-            out["audio"] = audio
-            out["input_features"] = features["input_features"][0]
-            out["feature_mask"] = features["attention_mask"][0]
+            out.update(self.audio_inputs(audio_path or path))
         return out
+
+    def audio_placeholder(self, audio: dict[str, Any]) -> str:
+        """The token run of a standalone audio item (``use_audio_in_video`` off)."""
+        n_audio = audio_token_count(int(audio["feature_mask"].sum()))
+        return self._tok("audio_bos") + self._tok("audio") * n_audio + self._tok("audio_eos")
 
     def clip_placeholder(self, clip: dict[str, Any]) -> str:
         """The token run that stands for one clip in the prompt text."""
@@ -257,21 +295,30 @@ class OmniInputBuilder:
         import torch
 
         clips: list[dict[str, Any]] = []
+        audios: list[dict[str, Any]] = []  # audio features in placeholder order
         text = []
         for message in request.messages:
             text.append(f"{self._tok('im_start')}{message.role}\n")
-            parts = [message.content] if isinstance(message.content, str) else message.content
-            for part in parts:
-                if isinstance(part, str):
-                    text.append(part)
-                elif part.type == "text":
-                    text.append(part.text or "")
-                elif part.type == "video_url":
-                    clip = self.clip_inputs(clip_path_from_url(part.url or ""))
+            for kind, video, audio in media_items(message.content):
+                if kind == "text":
+                    text.append(video or "")
+                elif kind == "video" and self.settings.use_audio_in_video:
+                    clip = self.clip_inputs(clip_path_from_url(video or ""), _maybe_path(audio))
+                    clips.append(clip)
+                    audios.append(clip)
+                    text.append(self.clip_placeholder(clip))
+                elif kind == "video":
+                    clip = self.clip_inputs(clip_path_from_url(video or ""))
                     clips.append(clip)
                     text.append(self.clip_placeholder(clip))
-                else:
-                    raise ValueError(f"part type {part.type!r} is not supported by the Omni input builder")
+                    if audio:
+                        item = self.audio_inputs(clip_path_from_url(audio))
+                        audios.append(item)
+                        text.append(self.audio_placeholder(item))
+                else:  # a standalone audio part
+                    item = self.audio_inputs(clip_path_from_url(audio or ""))
+                    audios.append(item)
+                    text.append(self.audio_placeholder(item))
             text.append(f"{self._tok('im_end')}\n")
         text.append(f"{self._tok('im_start')}assistant\n")
         prompt = "".join(text)
@@ -284,13 +331,37 @@ class OmniInputBuilder:
             inputs["pixel_values_videos"] = torch.from_numpy(np.concatenate([c["patches"] for c in clips]))
             inputs["video_grid_thw"] = torch.tensor([c["grid"] for c in clips], dtype=torch.long)
             inputs["video_second_per_grid"] = torch.tensor([c["second_per_grid"] for c in clips])
-            if self.settings.use_audio_in_video:
-                inputs["input_features"] = torch.from_numpy(np.stack([c["input_features"] for c in clips]))
-                inputs["feature_attention_mask"] = torch.from_numpy(
-                    np.stack([c["feature_mask"] for c in clips])
-                )
+        if audios:
+            inputs["input_features"] = torch.from_numpy(np.stack([a["input_features"] for a in audios]))
+            inputs["feature_attention_mask"] = torch.from_numpy(np.stack([a["feature_mask"] for a in audios]))
         inputs["use_audio_in_video"] = self.settings.use_audio_in_video
-        return {"inputs": inputs, "clips": clips, "prompt": prompt}
+        return {"inputs": inputs, "clips": clips, "audios": audios, "prompt": prompt}
+
+
+def collate_omni_inputs(items: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
+    """Batch-of-one inputs from ``OmniInputBuilder.build`` as one left-padded batch.
+
+    Token rows are left-padded with ``pad_id`` and masked out; the media tensors are concatenated in
+    request order (the thinker consumes them in placeholder order across the batch), and the rotary
+    index is computed from the attention mask, so padding moves no position.
+    """
+    import torch
+
+    width = max(int(item["input_ids"].shape[1]) for item in items)
+    ids = torch.full((len(items), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(items), width), dtype=torch.long)
+    for row, item in enumerate(items):
+        n = int(item["input_ids"].shape[1])
+        ids[row, width - n :] = item["input_ids"][0]
+        mask[row, width - n :] = item["attention_mask"][0]
+    batch: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+    for key in ("pixel_values_videos", "video_grid_thw", "video_second_per_grid", "input_features",
+                "feature_attention_mask"):  # fmt: skip
+        parts = [item[key] for item in items if key in item]
+        if parts:
+            batch[key] = torch.cat(parts)
+    batch["use_audio_in_video"] = items[0]["use_audio_in_video"]
+    return batch
 
 
 class QwenOmniBackend(Backend):
@@ -311,13 +382,31 @@ class QwenOmniBackend(Backend):
         tokenizer: Any = None,
         feature_extractor: Any = None,
         use_audio_in_video: bool = True,
-        num_frames: int | None = 4,
+        num_frames: int | None = None,
         fps: float | None = None,
-        max_side: int | None = 448,
-        max_pixels: int = 28 * 28 * 64,
-        dtype: str = "float32",
+        max_side: int | None = None,
+        max_pixels: int | None = None,
+        dtype: str | None = None,
         device: str = "cpu",
+        batch_size: int = 1,
     ):
+        """Load (or take) the thinker.
+
+        num_frames / fps: frames per clip, a count or a rate (rate wins); max_side: cap on the longer
+        side before the Qwen resize (0 = none); max_pixels: the Qwen resize's pixel cap; dtype: weight
+        dtype. Left unset they follow the device (``pipelines.presets.device_defaults``): on CPU 4
+        frames, 448 px, 28*28*64 pixels, float32; on cuda 2 fps, no side cap, 448*448 pixels, bf16.
+        batch_size: requests per padded forward batch (greedy requests only).
+        """
+        from pipelines.presets import device_defaults
+
+        resolved = device_defaults(
+            device, num_frames=num_frames, fps=fps, max_side=max_side, max_pixels=max_pixels, dtype=dtype
+        )
+        self.dtype, self.device = str(resolved["dtype"]), device
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.batch_size = batch_size
         if model is None:
             if model_path is None:
                 raise ValueError("pass model_path (a Qwen2.5-Omni checkpoint folder) or a loaded model")
@@ -329,21 +418,27 @@ class QwenOmniBackend(Backend):
             )
 
             model = Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(
-                model_path, dtype=getattr(torch, dtype)
-            ).to(device)
+                model_path, dtype=getattr(torch, self.dtype)
+            )
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(model_path)
             feature_extractor = feature_extractor or WhisperFeatureExtractor.from_pretrained(model_path)
         if tokenizer is None or feature_extractor is None:
             raise ValueError("a preloaded model needs its tokenizer and feature_extractor too")
-        self.model = model.eval()
+        self.model = model.to(device).eval()
         self.model_path = str(model_path) if model_path else f"in-memory:{type(model).__name__}"
         self.settings_obj = OmniSettings(
-            sampling=FrameSampling(num_frames=num_frames, fps=fps, max_side=max_side),
+            sampling=FrameSampling(
+                num_frames=resolved["num_frames"], fps=resolved["fps"], max_side=resolved["max_side"]
+            ),
             use_audio_in_video=use_audio_in_video,
-            max_pixels=max_pixels,
+            max_pixels=int(resolved["max_pixels"]),
         )
         self.builder = OmniInputBuilder(tokenizer, model.config, feature_extractor, self.settings_obj)
         self.tokenizer = tokenizer
+
+    def preferred_batch_size(self, pending: int) -> int:
+        """Requests the evaluation runner should hand over per call."""
+        return self.batch_size
 
     @property
     def model_id(self) -> str:
@@ -359,11 +454,96 @@ class QwenOmniBackend(Backend):
             "num_frames": s.sampling.num_frames,
             "fps": s.sampling.fps,
             "max_side": s.sampling.max_side,
+            "min_pixels": s.min_pixels,
             "max_pixels": s.max_pixels,
+            "dtype": self.dtype,
+            "device": self.device,
         }
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        return [self._one(request) for request in requests]
+        """Greedy requests in padded batches of ``batch_size``; sampled ones one at a time."""
+        out: list[Completion | None] = [None] * len(requests)
+        greedy = [i for i, r in enumerate(requests) if r.temperature <= 0]
+        for i, request in enumerate(requests):
+            if request.temperature > 0 or self.batch_size == 1:
+                out[i] = self._one(request)
+        if self.batch_size > 1:
+            for start in range(0, len(greedy), self.batch_size):
+                chunk = greedy[start : start + self.batch_size]
+                for i, completion in zip(chunk, self._batch([requests[i] for i in chunk]), strict=True):
+                    out[i] = completion
+        return [c for c in out if c is not None]
+
+    def _batch(self, requests: list[ChatRequest]) -> list[Completion]:
+        """One padded forward batch; a request that cannot be built fails alone, and a batch that
+        fails as a whole is retried one request at a time."""
+        import torch
+
+        start = time.perf_counter()
+        built: list[dict[str, Any] | None] = []
+        failed: dict[int, Completion] = {}
+        for i, request in enumerate(requests):
+            try:
+                built.append(self.builder.build(request))
+            except Exception as exc:  # one unreadable clip fails its request only
+                built.append(None)
+                failed[i] = Completion(error=f"{type(exc).__name__}: {exc}", finish_reason="error")
+        good = [(i, b) for i, b in enumerate(built) if b is not None]
+        if not good:
+            return [failed[i] for i in range(len(requests))]
+        try:
+            inputs = collate_omni_inputs([b["inputs"] for _, b in good], self._pad_id())
+            budget = max(requests[i].max_tokens for i, _ in good)
+            with torch.inference_mode():
+                output = self.model.generate(
+                    **self._to_device(inputs), max_new_tokens=budget, do_sample=False
+                )
+        except Exception:
+            return [failed.get(i) or self._one(r) for i, r in enumerate(requests)]
+        width = inputs["input_ids"].shape[1]
+        share = (time.perf_counter() - start) / len(requests)
+        results = dict(failed)
+        eos = self._eos_ids()
+        for row, (i, b) in enumerate(good):
+            new = output[row, width:].tolist()[: requests[i].max_tokens]
+            cut = next((n + 1 for n, tok in enumerate(new) if tok in eos), len(new))
+            new = new[:cut]
+            results[i] = Completion(
+                text=self.tokenizer.decode(new, skip_special_tokens=True),
+                prompt_tokens=int(b["inputs"]["input_ids"].shape[1]),
+                completion_tokens=len(new),
+                latency_s=share,
+                finish_reason="stop" if cut < len(output[row, width:]) or (new and new[-1] in eos) else "length",
+                meta={"clips": len(b["clips"]), "use_audio_in_video": self.settings_obj.use_audio_in_video,
+                      "batch": len(good)},
+            )  # fmt: skip
+        return [results[i] for i in range(len(requests))]
+
+    def _pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return int(pad if pad is not None else self._eos_ids()[0])
+
+    def _eos_ids(self) -> list[int]:
+        config = getattr(self.model, "generation_config", None)
+        eos = getattr(config, "eos_token_id", None)
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        ids = eos if isinstance(eos, list) else [eos]
+        return [int(i) for i in ids if i is not None]
+
+    def _to_device(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Tensors on the model's device; float features in the model's dtype."""
+        import torch
+
+        dtype = getattr(torch, self.dtype)
+        moved: dict[str, Any] = {}
+        for key, value in inputs.items():
+            if isinstance(value, torch.Tensor):
+                value = value.to(self.device)
+                if value.is_floating_point() and key in ("pixel_values_videos", "input_features"):
+                    value = value.to(dtype)
+            moved[key] = value
+        return moved
 
     def _one(self, request: ChatRequest) -> Completion:
         import torch
@@ -374,7 +554,7 @@ class QwenOmniBackend(Backend):
             inputs = built["inputs"]
             with torch.inference_mode():
                 output = self.model.generate(
-                    **inputs,
+                    **self._to_device(inputs),
                     max_new_tokens=request.max_tokens,
                     do_sample=request.temperature > 0,
                     **({"temperature": request.temperature} if request.temperature > 0 else {}),

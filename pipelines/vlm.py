@@ -7,12 +7,18 @@ block is the only part of the prompt that changes with the graph on or off: the 
 sampling, the question text and the decoding settings are the same in both arms.
 
 Requests use OpenAI-style ``video_url`` parts with ``file://`` URLs (vLLM serve, llama.cpp server,
-and ``pipelines.omni`` for Qwen2.5-Omni in transformers all read that form).
+and ``pipelines.omni`` for Qwen2.5-Omni in transformers all read that form). Beside each video part
+goes an ``audio_url`` part with the clip's audio (``audio_parts``): ``wav`` (default) a derived
+16 kHz mono wav, ``clip`` the clip file itself (the server must read audio out of an mp4), ``none``
+video only (models without audio input). vLLM never takes audio out of a video part by itself, so
+without the audio part an Omni model behind ``vllm serve`` hears nothing. The masked current clip of
+a predictive question gets a silent audio part (``predictive_audio=silence``) or none (``remove``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from karma.core.records import Question, QuestionType, SceneRef, Transition
 from pipelines.answering import (
@@ -23,7 +29,7 @@ from pipelines.answering import (
 from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend, ContentPart
 from pipelines.clip_check import CLIP_TOLERANCE_S, check_clip_span
-from pipelines.media import AudioMode, derive_clip, probe
+from pipelines.media import AudioMode, derive_audio_wav, derive_clip, probe
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.templates import DEFAULT_VLM_TEMPLATE, PromptTemplate, load_template
 from retrieval.base import Retriever
@@ -39,6 +45,11 @@ def clip_path(clips_dir: Path, video_id: str, scene: SceneRef) -> Path:
 
 def file_url(path: Path) -> str:
     return path.resolve().as_uri()
+
+
+AudioParts = Literal["wav", "clip", "none"]
+AUDIO_PARTS: tuple[str, ...] = ("wav", "clip", "none")
+"""How each clip's audio reaches the model: a derived wav, the clip file itself, or not at all."""
 
 
 class VlmPipeline(PipelineBase):
@@ -64,9 +75,14 @@ class VlmPipeline(PipelineBase):
         k: int = _GEN.k,
         budget_tokens: int = _GEN.budget_tokens,
         fact_style: str = _GEN.fact_style,
+        audio_parts: AudioParts = "wav",
     ):
         """``predictive_audio`` is what the current clip's audio becomes for predictive questions:
-        ``silence`` (default; models that read audio from the video need a track) or ``remove``."""
+        ``silence`` (default; models that read audio from the video need a track) or ``remove``.
+        ``audio_parts``: what goes beside each video part (see the module doc)."""
+        if audio_parts not in AUDIO_PARTS:
+            raise ValueError(f"audio_parts must be one of {AUDIO_PARTS}, got {audio_parts!r}")
+        self.audio_parts = audio_parts
         self.backend = backend
         self.clips_dir = Path(clips_dir)
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
@@ -96,6 +112,20 @@ class VlmPipeline(PipelineBase):
             probe(current)
         return past, current, masked
 
+    def clip_parts(self, clip: Path) -> list[ContentPart]:
+        """The video part of a clip and, unless ``audio_parts`` is none or the clip has no audio
+        track (``predictive_audio=remove``), its audio part right after it."""
+        parts = [ContentPart(type="video_url", url=file_url(clip))]
+        if self.audio_parts == "clip":
+            audio: Path | None = clip if probe(clip).has_audio else None
+        elif self.audio_parts == "wav":
+            audio = derive_audio_wav(clip, self.cache_dir)
+        else:
+            audio = None
+        if audio is not None:
+            parts.append(ContentPart(type="audio_url", url=file_url(audio)))
+        return parts
+
     def prepare(
         self, transition: Transition, question: Question | int, features: ScenesFeatures = None
     ) -> PreparedPrompt:
@@ -108,11 +138,7 @@ class VlmPipeline(PipelineBase):
             **self._template_fields(transition, q, block),
             audio_note=self.template.text("audio_note_masked") if masked else "",
         )
-        parts = [
-            ContentPart(type="video_url", url=file_url(past)),
-            ContentPart(type="video_url", url=file_url(current)),
-            ContentPart(type="text", text=text),
-        ]
+        parts = [*self.clip_parts(past), *self.clip_parts(current), ContentPart(type="text", text=text)]
         return self._package(
             transition,
             q,

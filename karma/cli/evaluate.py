@@ -60,13 +60,25 @@ def eval_command(
         Path | None, typer.Option(help="VLM: folder with one folder of scene_NNN.mp4 per video.")
     ] = None,
     template: Annotated[str | None, typer.Option(help="Prompt template name or YAML path.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Output budget (same in both arms).")] = 32,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Output budget (same in both arms; default 32, --preset paper 16).")
+    ] = None,
     temperature: Annotated[
         float, typer.Option(help="Decoding temperature; only 0 is cached.")
     ] = GEN.temperature,
     seed: Annotated[int, typer.Option(help="Decoding seed.")] = GEN.seed,
     constrain_choices: Annotated[
         bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
+    ] = False,
+    answer_mode: Annotated[
+        str,
+        typer.Option(
+            help="generate (parse the reply), letter (score each letter) or loglik (score each option's "
+            "text, acc and acc_norm as lm-evaluation-harness); same in both arms."
+        ),
+    ] = "generate",
+    log_prompts: Annotated[
+        bool, typer.Option("--log-prompts", help="Write every request's full prompt to RUN_DIR/prompts.jsonl.")
     ] = False,
     batch_size: Annotated[
         int | None, typer.Option(help="Requests per backend call (default: 16 batching backends, else 1).")
@@ -86,6 +98,20 @@ def eval_command(
         bool, typer.Option("--report", help="Also write RUN_DIR/report/report.md with plots.")
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    preset: Annotated[
+        str | None,
+        typer.Option(help="Settings bundle: paper (4 fps, <=448x448 px, bf16 on cuda, 16 tokens; docs/backends.md)."),
+    ] = None,
+    max_error_rate: Annotated[
+        float,
+        typer.Option(help="Stop when more than this share of requests fail in the backend (1 = never)."),
+    ] = 0.2,
+    allow_empty_graph: Annotated[
+        bool, typer.Option("--allow-empty-graph", help="Run the graph-on arm even on a graph without edges.")
+    ] = False,
+    audio_parts: Annotated[
+        str, typer.Option(help="VLM: audio beside each clip: wav (derived), clip (the mp4 itself) or none.")
+    ] = "wav",
     allow_backend_errors: Annotated[
         bool,
         typer.Option(
@@ -93,6 +119,20 @@ def eval_command(
             help="Exit 0 although some requests failed in the backend (they count as wrong); default exit 1.",
         ),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="I/N: answer only the videos of shard I of N (from 0); join the N runs with `karma merge eval`.",
+        ),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="local (this process) or ray (shards as actors on a Ray cluster).")
+    ] = "local",
+    shards: Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards/actors.")] = 2,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto).")
+    ] = None,
     task: Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)] = None,
     task_arms: Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)] = None,
     task_opt: Annotated[list[str] | None, typer.Option("--task-opt", help=task_cli.TASK_OPT_HELP)] = None,
@@ -106,11 +146,15 @@ def eval_command(
     if task_cli.is_other_task(task):
         task_cli.eval_task(
             task, data=data, out=out, lenient=lenient, backend=backend, backend_opt=backend_opt,
-            arms=_split(task_arms), task_opt=task_opt, max_tokens=max_tokens, limit=limit,
+            arms=_split(task_arms), task_opt=task_opt, max_tokens=32 if max_tokens is None else max_tokens, limit=limit,
             bootstrap_resamples=bootstrap_resamples, batch_size=batch_size, progress=progress,
         )  # fmt: skip
         return
+    from karma.core.shard import ShardSpec
     from karma.eval import EvalConfig, RunMismatchError, arms_from_ckg, run_evaluation, write_report
+
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter(f"--executor must be local or ray, got {executor!r}")
 
     if whole_corpus_graph and graph is not None:
         raise typer.BadParameter("--whole-corpus-graph and --graph exclude each other")
@@ -129,10 +173,12 @@ def eval_command(
             k=k,
             budget_tokens=budget_tokens,
             template=template,
-            max_tokens=max_tokens,
+            **({"max_tokens": max_tokens} if max_tokens is not None else {}),
             temperature=temperature,
             seed=seed,
             constrain_choices=constrain_choices,
+            answer_mode=answer_mode,  # type: ignore[arg-type]
+            log_prompts=log_prompts,
             graph_mode=mode,  # type: ignore[arg-type]
             folds=folds,
             fold_seed=fold_seed,
@@ -145,9 +191,24 @@ def eval_command(
             concurrency=concurrency,
             use_cache=not no_cache,
             cache_path=str(cache) if cache else None,
+            shard=str(ShardSpec.parse(shard)) if shard else None,
+            preset=preset,
+            max_error_rate=max_error_rate,
+            allow_empty_graph=allow_empty_graph,
+            audio_parts=audio_parts,  # type: ignore[arg-type]
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if executor == "ray":
+        from karma.distributed.ray_runner import run_eval_on_ray
+
+        parts, _ = run_eval_on_ray(config, shards, address=ray_address)
+        answered = sum(p["answered"] for p in parts)
+        typer.echo(f"{config.out}: {answered} answered in {shards} Ray shards, merged")
+        _print_summary(Path(config.out))
+        if report_too:
+            typer.echo(f"report: {write_report([config.out])}")
+        return
     try:
         summary = run_evaluation(config, progress=progress)
     except RunMismatchError as exc:

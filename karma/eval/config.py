@@ -16,17 +16,19 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.eval.records import ARMS, Arm
 from pipelines.assembly import GenerationSettings
 
 GraphMode = Literal["folds", "whole_corpus", "given"]
 
-SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit"})
+SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit", "shard"})
 # backend_options is compared through what it produces instead: the backend's ``settings`` (all that
 # can change an answer: model, weights hash, context size, choice mode, ...) and ``model_id`` are hashed
 # into config.json; a new server port, timeout or concurrency must not block a resume.
 EXECUTION_FIELDS: frozenset[str] = frozenset(
-    {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options"}
+    {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options", "log_prompts"}
+    | {"max_error_rate", "allow_empty_graph"}
 )
 
 
@@ -53,6 +55,8 @@ class EvalConfig(GenerationSettings):
     """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
     retriever: str = "hybrid"
     """Retriever name (hybrid, keyword, paths, none)."""
+    log_prompts: bool = False
+    """Also write each request's full prompt to ``prompts.jsonl`` beside samples.jsonl."""
     graph_mode: GraphMode = "folds"
     """folds: a video's graph is built without its fold; whole_corpus: one graph from every video
     (the published setting; retrieves statistics computed from the evaluated video); given: a graph
@@ -69,6 +73,9 @@ class EvalConfig(GenerationSettings):
     """Video ids to answer (default: all)."""
     limit: int | None = Field(default=None, ge=1)
     """Answer only the first N selected questions (stable order: video, transition, question)."""
+    shard: str | None = None
+    """``I/N``: answer only the videos of shard I of N (counted from 0; applied after ``limit``).
+    Merge the N run directories with ``karma merge eval``."""
     bootstrap_resamples: int = Field(default=2000, ge=100)
     """Cluster-bootstrap resamples for the intervals."""
     bootstrap_seed: int = 0
@@ -81,6 +88,14 @@ class EvalConfig(GenerationSettings):
     """Read and write the response cache (temperature-0 requests only)."""
     cache_path: str | None = None
     """The response cache file (default: ``<karma cache dir>/responses.sqlite``)."""
+    preset: str | None = None
+    """A named settings bundle (``pipelines.presets``, e.g. ``paper``) that fills in backend options
+    and generation settings not given explicitly; the stored config holds the resolved values."""
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
+    """Stop the run when more than this share of requests fail in the backend (``karma.eval.hygiene``;
+    1 never stops)."""
+    allow_empty_graph: bool = False
+    """Run the graph-on arm even when its graph has no edges (refused by default)."""
 
     @model_validator(mode="after")
     def _check(self) -> EvalConfig:
@@ -94,6 +109,15 @@ class EvalConfig(GenerationSettings):
             raise ValueError("graph_path is only used with graph_mode 'given'")
         if self.pipeline == "vlm" and not self.clips:
             raise ValueError("the vlm pipeline needs clips (a folder of per-video clip folders)")
+        if self.preset:
+            from pipelines.presets import apply_preset
+
+            options, settings = apply_preset(
+                self.preset, self.backend, dict(self.backend_options),
+                {"max_tokens": self.max_tokens, "temperature": self.temperature}, set(self.model_fields_set),
+            )  # fmt: skip
+            self.backend_options = options
+            self.max_tokens, self.temperature = settings["max_tokens"], settings["temperature"]
         return self
 
     def identity(self) -> dict[str, object]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_path, atomic_write_text
+from karma.eval.answer_report import ceiling_lines, status_table
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
 
@@ -21,7 +22,7 @@ BASELINE_LABEL = {
     "most_frequent_letter": "most frequent letter",
     "longest_option": "longest option",
     "word_overlap": "word overlap",
-    "graph_scorer": "graph scorer (no model)",
+    "graph_reader": "graph reader (facts only, no LLM)",
 }
 
 MIN_VIDEOS_FOR_INTERVALS = 10
@@ -151,7 +152,7 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
         (
             j,
             (scorer.get(OVERALL, {}) if g == OVERALL else scorer.get("by_type", {}).get(g, {})).get(
-                "graph_scorer"
+                "graph_reader"
             ),
         )
         for j, g in enumerate(groups)
@@ -159,7 +160,7 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
     points = [(j, p["accuracy"]) for j, p in points if p]
     if points:
         ax.scatter(
-            *zip(*points, strict=True), marker="D", color="black", zorder=3, label="graph scorer (no model)"
+            *zip(*points, strict=True), marker="D", color="black", zorder=3, label="graph reader (no LLM)"
         )
     ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="random")
     ax.set_xticks(range(len(groups)), groups)
@@ -264,7 +265,7 @@ def comparison_table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
         fails = "/".join(_pct(a["parse_failure_rate"]) + "%" if a else "–" for a in (on, off))
         errors = sum(a.get("backend_errors", 0) for a in (on, off) if a)
         fails += f", {errors} backend errors" if errors else ""
-        scorer = results.get("baselines", {}).get(OVERALL, {}).get("graph_scorer")
+        scorer = results.get("baselines", {}).get(OVERALL, {}).get("graph_reader")
         lines.append(
             f"| {name} | {results.get('n_questions')} | {_interval(on) if on else '–'} | {_interval(off) if off else '–'} | "
             f"{delta} | {p} | {fails} | {_interval(scorer) if scorer else '–'} |"
@@ -320,6 +321,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
             + ", ".join(f"{k} `{v['hash']}` ({v['edges']} edges)" for k, v in sorted(graphs.items()))
         )
         lines.append(f"- questions: {results['n_questions']} from {results['n_videos']} videos")
+        from karma.eval.hygiene import report_lines as hygiene_lines
+
+        lines += hygiene_lines(run.path)
         if results["n_videos"] < MIN_VIDEOS_FOR_INTERVALS:
             lines.append(
                 f"- **few videos**: the intervals resample whole videos, so with {results['n_videos']} "
@@ -335,6 +339,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
         if delta_png:
             lines += [f"![graph effect per type]({delta_png.name})", ""]
         lines += ["### Reference baselines (no model)", "", *baseline_table(results), ""]
+        lines += ["### How answers were read", "", *status_table(results), "", *ceiling_lines(results), ""]
     if len(runs) > 1:
         comparison = comparison_table(loaded)
         png = plot_comparison(loaded, out / "comparison.png")

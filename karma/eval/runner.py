@@ -28,9 +28,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from karma.core.hashing import canonical_hash
+from karma.eval import hygiene
 from karma.eval.cache import CACHE_FILE_NAME, ResponseCache, cache_key, is_cacheable
 from karma.eval.config import EvalConfig
-from karma.eval.graph_scorer import graph_scorer_pick
 from karma.eval.graphs import GraphPlan
 from karma.eval.records import BaselineRecord, SampleRecord
 from karma.eval.results import aggregate, timing
@@ -154,6 +154,8 @@ class _Evaluation:
         self._pipelines: dict[tuple[str, str], Any] = {}
         self._letters: dict[frozenset[str], str] = {}
         self._embedder: Any = None
+        self._readers: dict[str, Any] = {}
+        self.count_tokens: Any = None  # the answering model's tokenizer, for the fact block's budget
 
     # -- components -----------------------------------------------------------------------------
     def retriever(self, key: str) -> Any:
@@ -177,7 +179,29 @@ class _Evaluation:
         if (key, arm) not in self._pipelines:
             retriever = self.retriever(key) if arm == "on" else None
             self._pipelines[(key, arm)] = _make_pipeline(self.config, retriever, use_graph=arm == "on")
+            self._pipelines[(key, arm)].graph.count_tokens = self.count_tokens
         return self._pipelines[(key, arm)]
+
+    def option_similarity(self, reply: str, options: Any) -> list[float]:
+        """Cosine similarity of a reply to each option text (the parser's option_similarity rule)."""
+        if self._embedder is None:
+            from retrieval import Embedder
+
+            self._embedder = Embedder()
+        vectors = self._embedder.encode([reply, *options])
+        return [float(vectors[0] @ v) for v in vectors[1:]]
+
+    def reader(self, key: str) -> Any:
+        """The graph reader (no LLM) of a fold's graph; it shares the retrieval embedding model."""
+        if key not in self._readers:
+            from pipelines.backends.ckg_reader import GraphReader
+
+            if self._embedder is None:
+                from retrieval import Embedder
+
+                self._embedder = Embedder()
+            self._readers[key] = GraphReader(self.plan.graph(key), self._embedder)
+        return self._readers[key]
 
     def frequent_letter(self, video_id: str) -> str:
         """Most frequent answer letter among the questions of the video's training videos."""
@@ -198,14 +222,14 @@ class _Evaluation:
         facts = []
         if retriever is not None:
             query = build_retrieval_query(
-                transition, question, self.dataset.features.get(transition.video_id)
+                transition, question, self.dataset.features.get(transition.video_id), retriever
             )
             facts = retriever.retrieve(query, k=self.config.k).facts
         picks = {
             "most_frequent_letter": [self.frequent_letter(transition.video_id)],
             "longest_option": [longest_option(question)],
             "word_overlap": [word_overlap_option(question)],
-            "graph_scorer": graph_scorer_pick(question, facts, self.plan.graph(key)),
+            "graph_reader": self.reader(key).answer(question.options, facts).letters,
         }
         return BaselineRecord(
             question_id=transition.question_id(question),
@@ -274,8 +298,10 @@ class _Evaluation:
         self.run.write_json("config.json", payload)
 
 
-def _defaults(config: EvalConfig, backend: Any) -> tuple[int, int]:
-    batch = config.batch_size or (16 if config.backend in _BATCHING_BACKENDS else 1)
+def _defaults(config: EvalConfig, backend: Any, pending: int = 0) -> tuple[int, int]:
+    preferred = getattr(backend, "preferred_batch_size", None)
+    default = 16 if config.backend in _BATCHING_BACKENDS else 1
+    batch = config.batch_size or (preferred(pending) if callable(preferred) else default)
     concurrency = config.concurrency or int(getattr(backend, "max_concurrency", 1) or 1)
     return batch, concurrency
 
@@ -328,9 +354,10 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
 
 
 def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
+    from karma.eval.prompt_log import PromptLog
     from pipelines.answering import parse_answer_safely
     from pipelines.backends import get_backend
-    from pipelines.parsing import parse_answer
+    from pipelines.parsing import make_parser, parse_answer
 
     ev = _Evaluation(config, progress)
     owns_backend = backend is None
@@ -338,11 +365,16 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
         ResponseCache(Path(config.cache_path)).close()  # a bad --cache fails before a model loads
     if backend is None:
         backend = get_backend(config.backend, **config.backend_options)
+    from pipelines.loglik import wrap_backend
+
+    backend = wrap_backend(backend, config.answer_mode)
+    ev.count_tokens = getattr(backend, "count_tokens", None)
     cache = None
     try:
         sample_pipeline = _make_pipeline(config, None, use_graph=False)
         template = sample_pipeline.template
         payload = ev.config_payload(backend, template.sha256, template.version)
+        guard = hygiene.start(config, payload, ev.dataset)
         ev.write_config(payload)
 
         done = ev.run.finished_keys()
@@ -358,7 +390,7 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             cache = ResponseCache(cache_path)
         settings = backend.settings
         model_id = backend.model_id
-        batch_size, concurrency = _defaults(config, backend)
+        batch_size, concurrency = _defaults(config, backend, len(todo))
 
         def items() -> Iterator[_Item]:
             for transition, question in ev.selected:
@@ -374,6 +406,8 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
                     prepared = ev.pipeline(key, arm).prepare(t, q, features)
                     yield _Item(t, q, arm, key, prepared)
 
+        parse = make_parser(ev.option_similarity) if config.answer_mode == "generate" else parse_answer
+        prompt_log = PromptLog(ev.run.path) if config.log_prompts else None
         counts: Counter[str] = Counter()
         baselines: list[BaselineRecord] = []
         started = time.perf_counter()
@@ -390,7 +424,9 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
                     baseline_writer.append(baselines.pop(0))
 
             def write(item: _Item, completion: Any, cached: bool) -> None:
-                parsed = parse_answer_safely(parse_answer, completion, item.prepared)
+                parsed = parse_answer_safely(parse, completion, item.prepared)
+                if prompt_log is not None:
+                    prompt_log.append(item.transition.question_id(item.question), item.arm, item.prepared)
                 record = SampleRecord(
                     question_id=item.transition.question_id(item.question),
                     video_id=item.transition.video_id,
@@ -415,12 +451,14 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
                     prompt_tokens=completion.prompt_tokens,
                     completion_tokens=completion.completion_tokens,
                     cached=cached,
+                    scoring=completion.meta if parsed.status == "scored" else None,
                 )
                 # Cache first: a kill between the two writes then costs a cache hit, never a lost answer.
                 if cache is not None and not cached and item.cache_key is not None:
                     cache.put(item.cache_key, model_id, completion)
                 flush_baselines()
                 samples.append(record)
+                guard.observe(record.question_id, item.arm, record.error, cached)
                 counts["answered"] += 1
                 counts["cached"] += int(cached)
                 bar.advance(task)
@@ -470,6 +508,7 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             flush_baselines()
         elapsed = time.perf_counter() - started
         results = finalize(ev.run, config)
+        guard.finish()
         return RunSummary(
             backend_errors=backend_error_count(results),
             run_dir=str(ev.run.path),

@@ -29,18 +29,20 @@ class TransformersBackend(Backend):
         model: str | Path | None = None,
         gguf_file: str | None = None,
         device: str = "cpu",
-        dtype: str = "float32",
+        dtype: str | None = None,
         cache_root: str | Path | None = None,
         local_files_only: bool = True,
+        batch_size: int | None = None,
     ):
         """Load the model.
 
         model: a model folder, a hub id, or a .gguf file; default: the packaged SmolLM2 GGUF.
         gguf_file: a GGUF file name inside the ``model`` folder (the transformers convention).
         device: torch device (``cpu``, ``cuda``).
-        dtype: torch dtype name for the weights.
+        dtype: torch dtype name for the weights; default float32 on CPU, bfloat16 on cuda.
         cache_root: where converted GGUFs are cached; default: karma's cache folder.
         local_files_only: never contact the Hugging Face hub (our machines are offline).
+        batch_size: greedy requests per padded batch (``hf_batching``); default 1 on CPU, 16 on cuda.
         """
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -59,7 +61,12 @@ class TransformersBackend(Backend):
         self.source = str(source)
         self.folder = folder
         self.device = device
+        on_cuda = str(device).startswith("cuda")
+        dtype = dtype or ("bfloat16" if on_cuda else "float32")
         self.dtype = dtype
+        self.batch_size = batch_size or (16 if on_cuda else 1)
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only)
         self.model = AutoModelForCausalLM.from_pretrained(
             folder, dtype=getattr(torch, dtype), local_files_only=local_files_only
@@ -79,8 +86,15 @@ class TransformersBackend(Backend):
         return {"backend": self.name, "model": self.model_id, "dtype": self.dtype}
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        # Sequential: on CPU a padded batch of a 135M model gains little and changes nothing else.
+        if self.batch_size > 1:
+            from pipelines.backends.hf_batching import generate_batched
+
+            return generate_batched(self, requests)
         return [self._one(request) for request in requests]
+
+    def preferred_batch_size(self, pending: int) -> int:
+        """Requests the evaluation runner should hand over per call."""
+        return self.batch_size
 
     def _one(self, request: ChatRequest) -> Completion:
         import torch
@@ -123,6 +137,45 @@ class TransformersBackend(Backend):
             finish_reason="stop" if finished or len(new) < kwargs["max_new_tokens"] else "length",
             meta={"constrained": bool(request.choices)},
         )
+
+    # -- option scoring (answer modes letter / loglik; see pipelines.loglik) ------------------------
+    def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
+        """Log-likelihood of each continuation after each request's chat prompt: one forward pass of
+        prompt + continuation per option, log-softmax over the continuation positions (lm-eval)."""
+        return [self._score_one(r, list(c)) for r, c in zip(requests, continuations, strict=True)]
+
+    def _score_one(self, request: ChatRequest, continuations: list[str]) -> list[Any]:
+        import torch
+
+        from pipelines.loglik import ContinuationScore, split_pair
+
+        prompt = self.tokenizer.apply_chat_template(
+            text_messages(request, self.name), add_generation_prompt=True, tokenize=False
+        )
+
+        def tokenize(text: str) -> list[int]:
+            return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+        scores = []
+        with self._lock, torch.inference_mode():
+            for text in continuations:
+                context, continuation = split_pair(tokenize, prompt, text)
+                ids = torch.tensor([context + continuation], device=self.device)
+                logits = self.model(input_ids=ids).logits[0, len(context) - 1 : -1].float()
+                logprobs = torch.log_softmax(logits, dim=-1)
+                target = torch.tensor(continuation, device=self.device)
+                picked = logprobs.gather(1, target[:, None])[:, 0]
+                greedy = bool((logprobs.argmax(dim=-1) == target).all())
+                scores.append(
+                    ContinuationScore(
+                        logprob=float(picked.sum()), tokens=len(continuation), chars=len(text), greedy=greedy
+                    )
+                )
+        return scores
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary (the fact block's budget unit)."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _choice_ids(self, choice: str) -> list[int]:
         ids = self.tokenizer(choice, add_special_tokens=False)["input_ids"]

@@ -4,7 +4,10 @@ Requests run concurrently on a thread pool (``max_concurrency``). Each request h
 retried with exponential backoff on connection errors, timeouts, 408/429 and 5xx answers; after the
 last attempt the error is recorded on its Completion (the batch never raises). Media parts are passed
 through as OpenAI content parts (``video_url``, ``image_url``, ``audio_url`` with ``{"url": ...}``),
-the form vLLM's multimodal chat endpoint reads.
+the form vLLM's multimodal chat endpoint reads. The VLM pipeline puts each clip's audio in an
+``audio_url`` part right after its ``video_url`` part; with ``extra_body={"mm_processor_kwargs":
+{"use_audio_in_video": true}}`` those audio parts are left out, because vLLM then takes the audio out
+of each video part itself (see ``pipelines.backends.media_parts``).
 
 Constrained choice (``ChatRequest.choices``) depends on what the server understands, set by
 ``choice_mode``:
@@ -35,6 +38,7 @@ from pipelines.backends._common import (
     openai_message,
 )
 from pipelines.backends.base import Backend, ChatRequest, Completion
+from pipelines.backends.media_parts import audio_in_video_message, use_audio_in_video
 
 ChoiceMode = Literal["auto", "structured_outputs", "guided_choice", "grammar", "prompt"]
 CHOICE_MODES: tuple[str, ...] = ("auto", "structured_outputs", "guided_choice", "grammar", "prompt")
@@ -67,6 +71,7 @@ class OpenAIBackend(Backend):
         choice_mode: ChoiceMode = "auto",
         extra_body: dict[str, Any] | None = None,
         model_check: ModelCheck = "error",
+        score_template: str | None = None,
     ):
         """Configure the client; nothing is sent until the first request.
 
@@ -82,6 +87,8 @@ class OpenAIBackend(Backend):
         model_check: a ``model`` the server's ``/v1/models`` does not list is an ``error`` (default),
             or a ``warn``ing after which the served model's id is used and recorded (``requested_model``
             keeps the given name), or ``off`` (hosted APIs that list only some models).
+        score_template: for the scored answer modes: the served model's .gguf (its chat template) or a
+            Jinja chat template file, to render prompts for ``/v1/completions``.
         """
         if choice_mode not in CHOICE_MODES:
             raise ValueError(f"choice_mode must be one of {CHOICE_MODES}, got {choice_mode!r}")
@@ -101,6 +108,8 @@ class OpenAIBackend(Backend):
         self.backoff_max_s = backoff_max_s
         self._choice_mode: str = choice_mode
         self.extra_body = dict(extra_body or {})
+        self.score_template = score_template
+        self._render: Any = None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             headers=headers,
@@ -193,9 +202,12 @@ class OpenAIBackend(Backend):
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body sent for one request (public so that prompts can be logged and inspected)."""
+        messages = [openai_message(m) for m in request.messages]
+        if use_audio_in_video(self.extra_body):
+            messages = [audio_in_video_message(m, o) for m, o in zip(request.messages, messages, strict=True)]
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [openai_message(m) for m in request.messages],
+            "messages": messages,
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "seed": request.seed,
@@ -228,18 +240,26 @@ class OpenAIBackend(Backend):
             body = self.request_body(request)
         except ValueError as exc:
             return error_completion(exc, attempts=0)
+        response, errors = self._post("chat/completions", body)
+        if response is not None:
+            return self._completion(response, start, len(errors) + 1, errors, bool(request.choices))
+        return error_completion(errors[-1], time.perf_counter() - start, attempts=len(errors), errors=errors)
+
+    def _post(self, path: str, body: dict[str, Any]) -> tuple[httpx.Response | None, list[str]]:
+        """POST with retries: the successful response (None after the last failed attempt) and the
+        errors of the failed attempts."""
         errors: list[str] = []
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
             try:
-                response = self._client.post(f"{self.base_url}/chat/completions", json=body)
+                response = self._client.post(f"{self.base_url}/{path}", json=body)
             except httpx.TimeoutException as exc:
                 errors.append(f"timeout after {self.timeout_s:g}s ({type(exc).__name__})")
             except httpx.HTTPError as exc:  # refused, reset, protocol errors: worth another try
                 errors.append(f"connection error: {type(exc).__name__}: {exc}")
             else:
                 if response.status_code < 400:
-                    return self._completion(response, start, attempt + 1, errors, bool(request.choices))
+                    return response, errors
                 errors.append(f"HTTP {response.status_code}: {response.text[:300]}")
                 if response.status_code not in RETRY_STATUS:
                     break  # a bad request stays bad: do not hammer the server
@@ -247,7 +267,71 @@ class OpenAIBackend(Backend):
             if attempt < self.max_retries:
                 delay = min(self.backoff_max_s, self.backoff_s * 2**attempt)
                 time.sleep(max(delay, min(retry_after or 0.0, self.backoff_max_s)))
-        return error_completion(errors[-1], time.perf_counter() - start, attempts=len(errors), errors=errors)
+        return None, errors
+
+    # -- option scoring (answer modes letter / loglik; see pipelines.loglik) ------------------------
+    def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
+        """Each option scored through the legacy ``/v1/completions`` endpoint with ``echo`` and
+        ``logprobs`` (what lm-evaluation-harness's completions API models send): the server returns the
+        log-probability of every prompt token, and the option's score is the sum over the tokens that
+        start at or after the end of the chat prompt. The chat prompt is rendered here with the chat
+        template given as ``score_template`` (a .gguf file's own template or a Jinja file), because
+        the completions endpoint takes text, not messages."""
+        from pipelines.loglik import ContinuationScore
+
+        render = self._chat_renderer()
+        pool = ThreadPoolExecutor(max_workers=self.max_concurrency)
+        try:
+            jobs = [
+                [pool.submit(self._score_text, render(request), option) for option in options]
+                for request, options in zip(requests, continuations, strict=True)
+            ]
+            out: list[list[ContinuationScore]] = [[job.result() for job in row] for row in jobs]
+        finally:
+            pool.shutdown(wait=True)
+        return out
+
+    def _score_text(self, context: str, option: str) -> Any:
+        from pipelines.loglik import ContinuationScore
+
+        body = {
+            "model": self.model_id,
+            "prompt": context + option,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 1,
+        }
+        response, errors = self._post("completions", body)
+        if response is None:
+            raise RuntimeError(f"scoring request failed: {errors[-1]}")
+        logprobs = response.json()["choices"][0]["logprobs"]
+        end = len(context) + len(option)
+        total, count, greedy = 0.0, 0, True
+        rows = zip(logprobs["text_offset"], logprobs["token_logprobs"], logprobs.get("top_logprobs") or [], strict=False)
+        for offset, value, top in rows:
+            if offset < len(context) or offset >= end:
+                continue  # the prompt's tokens, or the one generated after the option
+            if value is None:
+                raise RuntimeError("the server returned no log-probability for an option token")
+            total += float(value)
+            count += 1
+            greedy = greedy and (not top or value >= max(top.values()) - 1e-6)
+        if count == 0:
+            raise RuntimeError("the server's echo did not cover the option (no token after the prompt)")
+        return ContinuationScore(logprob=total, tokens=count, chars=len(option), greedy=greedy)
+
+    def _chat_renderer(self):  # type: ignore[no-untyped-def]
+        if self._render is None:
+            if not self.score_template:
+                raise ValueError(
+                    "scoring options over an OpenAI server needs score_template=PATH (the model's .gguf "
+                    "or a Jinja chat template file): the completions endpoint takes text, not messages"
+                )
+            from pipelines.backends.chat_template import chat_renderer
+
+            self._render = chat_renderer(self.score_template)
+        return self._render
 
     def _completion(
         self, response: httpx.Response, start: float, attempts: int, errors: list[str], constrained: bool
