@@ -53,6 +53,19 @@ def extract(
         "under Not_Computed.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    shard: str | None = typer.Option(
+        None,
+        "--shard",
+        help="I/N: extract only the videos of shard I of N (from 0) and write OUT/extract_shard-I-of-N.json; "
+        "join shards with `karma merge extract`.",
+    ),
+    executor: str = typer.Option(
+        "local", "--executor", help="local (a process pool here) or ray (shards as tasks on a Ray cluster)."
+    ),
+    shards: int = typer.Option(2, "--shards", min=1, help="Ray executor: number of shards/tasks."),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."
+    ),
 ) -> None:
     """Detect scenes, cut clips and extract visual and audio features for one video or a folder.
 
@@ -85,6 +98,31 @@ def extract(
     if not videos:
         print_error(f"no video files under {video_or_dir}")
         raise typer.Exit(2)
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter(f"--executor must be local or ray, got {executor!r}")
+    if executor == "ray":
+        from karma.distributed.ray_runner import run_extract_on_ray
+
+        ray_outcomes, summary = run_extract_on_ray(
+            videos, out, options, shards, force=force, address=ray_address
+        )
+        typer.echo(
+            f"{summary['videos']} videos in {shards} Ray shards: "
+            f"{sum(o['status'] == 'done' for o in ray_outcomes)} extracted, "
+            f"{sum(o['status'] == 'skipped' for o in ray_outcomes)} already done, {len(summary['failed'])} failed"
+        )
+        if summary["failed"]:
+            typer.echo(f"failed: {', '.join(summary['failed'])} (see {out / ERRORS_FILE})", err=True)
+            raise typer.Exit(1)
+        return
+    universe = videos
+    spec = None
+    if shard:
+        from graph.extract.shards import shard_sources
+        from karma.core.shard import ShardSpec
+
+        spec = ShardSpec.parse(shard)
+        videos = shard_sources(videos, spec)
 
     columns = (
         TextColumn("[bold]extract"),
@@ -107,6 +145,10 @@ def extract(
             print_error(f"{exc}")
             raise typer.Exit(2) from exc
 
+    if spec is not None:
+        from graph.extract.shards import write_manifest
+
+        write_manifest(out, spec, universe, outcomes, options)
     done = [o for o in outcomes if o.status == "done"]
     skipped = [o for o in outcomes if o.status == "skipped"]
     failed = [o for o in outcomes if o.status == "error"]
