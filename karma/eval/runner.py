@@ -363,6 +363,10 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     owns_backend = backend is None
     if config.use_cache and config.cache_path:
         ResponseCache(Path(config.cache_path)).close()  # a bad --cache fails before a model loads
+    if config.pipeline == "vlm" and config.clips and not Path(config.clips).is_dir():
+        from karma.core.errors import InputError
+
+        raise InputError(f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)")
     if backend is None:
         backend = get_backend(config.backend, **config.backend_options)
     from pipelines.loglik import wrap_backend
