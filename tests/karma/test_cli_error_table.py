@@ -234,7 +234,7 @@ ROWS: list[Row] = [
         "retrieve-unwritable-cache",
         "retrieve --graph {graph} --question 'what is louder' --retriever keyword",
         0,
-        "",
+        "retriever: keyword",
         {"KARMA_CACHE_DIR": "{text_file}"},
     ),
     # -- unclear messages and silent results of the issue --------------------------------------------
@@ -544,3 +544,22 @@ def test_debug_shows_the_traceback(p: dict[str, str]) -> None:
     debug = CliRunner().invoke(app, ["--debug", *args])
     assert plain.exit_code == 2 and plain.exc_info[0] is SystemExit
     assert debug.exc_info is not None and not isinstance(debug.exc_info[1], SystemExit)
+
+
+@pytest.mark.slow
+def test_hybrid_retriever_on_a_read_only_graph_folder(p: dict[str, str]) -> None:
+    """The issue's traceback case: a read-only graph folder (the hybrid index now lives in the cache,
+    keyed by the graph's hash, never beside the graph). Where tests run as root the mode bits do not bind."""
+    graph = Path(p["graph"])
+    modes = {f: f.stat().st_mode for f in [graph, *graph.iterdir()]}
+    for f in modes:
+        f.chmod(0o555 if f.is_dir() else 0o444)
+    try:
+        row = Row("hybrid", "retrieve --graph {graph} --question 'what makes it louder' --k 3", 0, "facts: 3",
+                  {"KARMA_CACHE_DIR": "{tmp}/fresh-cache"})  # fmt: skip
+        result = _run(row, p)
+    finally:
+        for f, mode in modes.items():
+            f.chmod(mode)
+    assert result.exit_code == 0, result.output
+    assert "retriever: hybrid" in result.output and "facts: 3" in result.output
