@@ -7,6 +7,7 @@ Kept apart from detection so the vectorised corpus path and the single-transitio
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -17,17 +18,22 @@ from karma.core.records import LabelScore, SceneFeatures
 _ATTR_BY_KEY: dict[str, str] = {
     field.alias: name for name, field in SceneFeatures.model_fields.items() if field.alias is not None
 }
-NUMERIC_VARIABLES: dict[str, str] = {**ev.VISUAL_NUMERIC, **ev.MUSIC_NUMERIC}
-"""Variable name -> feature key of every numeric variable."""
-MODALITY: dict[str, str] = {
-    **{name: "visual" for name in ev.VISUAL_NUMERIC},
-    **{name: "music" for name in ev.MUSIC_NUMERIC},
-    "action": "visual",
-    "object": "visual",
-    "key": "music",
-    "mode": "music",
-    "mood": "music",
-}
+
+_CATEGORICAL_MODALITY = {"action": "visual", "object": "visual", "key": "music", "mode": "music", "mood": "music"}
+
+
+def _modality() -> dict[str, str]:
+    return {
+        **{name: "visual" for name in ev.VISUAL_NUMERIC},
+        **{name: "music" for name in ev.MUSIC_NUMERIC},
+        **_CATEGORICAL_MODALITY,
+    }
+
+
+NUMERIC_VARIABLES: Mapping[str, str] = ev.LiveMapping(lambda: {**ev.VISUAL_NUMERIC, **ev.MUSIC_NUMERIC})
+"""Variable name -> feature key of every numeric variable (read live: features registered in the
+feature table join them)."""
+MODALITY: Mapping[str, str] = ev.LiveMapping(_modality)
 """Variable name -> modality, for every variable the detector knows."""
 
 

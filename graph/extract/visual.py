@@ -19,6 +19,7 @@ Definitions (all on 8-bit RGB frames decoded at the analysis size, luma ``Y = 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,29 @@ class FrameStats:
     colorfulness: float
     motion: float = math.nan
     """Mean |luma difference| to the next frame; NaN until that frame is seen or across a cut."""
+    extra: dict[str, float] = field(default_factory=dict)
+    """Values of the registered frame extractors (feature key -> value), see :data:`FRAME_EXTRACTORS`."""
+
+
+FrameExtractor = Callable[[np.ndarray, np.ndarray], float]
+"""``(rgb (H, W, 3) uint8, luma (H, W) float32) -> value`` for one sampled frame."""
+FRAME_EXTRACTORS: dict[str, FrameExtractor] = {}
+"""Feature key -> extractor of the picture features registered beside the built-in ones; a scene's
+value is the mean over its sampled frames, written under the key."""
+
+
+def register_frame_extractor(key: str, extractor: FrameExtractor) -> None:
+    """Compute the picture feature ``key`` on every sampled frame (the scene value is the mean).
+
+    ``key`` must be a visual number in the feature table (``karma.core.features.register_feature``),
+    so the loader, the validator's range check, the CKG and the prompts know it too.
+    """
+    from karma.core.features import FEATURE_BY_KEY, FeatureKind
+
+    spec = FEATURE_BY_KEY.get(key)
+    if spec is None or spec.kind is not FeatureKind.number or spec.modality != "visual":
+        raise ValueError(f"{key!r} is not a visual number in the feature table; register_feature it first")
+    FRAME_EXTRACTORS[key] = extractor
 
 
 def frame_stats(index: int, rgb: np.ndarray, y: np.ndarray | None = None) -> FrameStats:
@@ -75,6 +99,7 @@ def frame_stats(index: int, rgb: np.ndarray, y: np.ndarray | None = None) -> Fra
         contrast=float(y.std()),
         saturation=float(sat.mean()),
         colorfulness=colorfulness,
+        extra={key: float(extract(rgb, y)) for key, extract in FRAME_EXTRACTORS.items()},
     )
 
 
@@ -103,6 +128,10 @@ def scene_visual(samples: list[FrameStats]) -> SceneVisual:
         KEY_CONTRAST: round(contrast, 2),
         KEY_COLORFULNESS: round(float(np.mean([s.colorfulness for s in samples])), 2),
     }
+    for key in FRAME_EXTRACTORS:
+        found = [s.extra[key] for s in samples if key in s.extra and math.isfinite(s.extra[key])]
+        if found:
+            values[key] = round(float(np.mean(found)), 4)
     return SceneVisual(values=values, n_samples=len(samples))
 
 

@@ -8,16 +8,70 @@ An event id is ``<modality>:<variable>:<direction>``, for example ``visual:brigh
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from typing import Literal
 
 from pydantic import BaseModel
 
 from karma.core import records as r
+from karma.core.features import registered_events, table_version
 
 Modality = Literal["visual", "music"]
 
+
+class LiveMapping(Mapping[str, str]):
+    """A read-only mapping computed by ``compute`` and recomputed when the feature table changes
+    (``karma.core.features.table_version``), so features registered after import are seen."""
+
+    def __init__(self, compute: Callable[[], dict[str, str]]) -> None:
+        self._compute = compute
+        self._version = -1
+        self._value: dict[str, str] = {}
+
+    def _fresh(self) -> dict[str, str]:
+        version = table_version()
+        if version != self._version:
+            self._value, self._version = self._compute(), version
+        return self._value
+
+    def __getitem__(self, name: str) -> str:
+        return self._fresh()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fresh())
+
+    def __len__(self) -> int:
+        return len(self._fresh())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fresh()
+
+    def items(self):  # type: ignore[override]  # the dict's own views: as fast as a plain dict
+        return self._fresh().items()
+
+    def keys(self):  # type: ignore[override]
+        return self._fresh().keys()
+
+    def values(self):  # type: ignore[override]
+        return self._fresh().values()
+
+    def __repr__(self) -> str:
+        return f"LiveMapping({self._fresh()!r})"
+
+
+def _with_registered(modality: str, builtin: dict[str, str]) -> Callable[[], dict[str, str]]:
+    """The built-in variables, then the numeric features of ``modality`` registered in the feature
+    table (``karma.core.features.register_feature``)."""
+
+    def compute() -> dict[str, str]:
+        extra = {k: v for k, v in registered_events(modality).items() if k not in builtin}
+        return {**builtin, **extra} if extra else builtin
+
+    return compute
+
+
 # Numeric visual variables: event variable name -> published feature key.
-VISUAL_NUMERIC: dict[str, str] = {
+_VISUAL_BUILTIN: dict[str, str] = {
     "brightness": r.KEY_BRIGHTNESS,
     "saturation": r.KEY_SATURATION,
     "contrast": r.KEY_CONTRAST,
@@ -25,8 +79,9 @@ VISUAL_NUMERIC: dict[str, str] = {
     "visual_intensity": r.KEY_VISUAL_INTENSITY,
     "colorfulness": r.KEY_COLORFULNESS,
 }
+VISUAL_NUMERIC: Mapping[str, str] = LiveMapping(_with_registered("visual", _VISUAL_BUILTIN))
 # Numeric musical variables: event variable name -> feature key.
-MUSIC_NUMERIC: dict[str, str] = {
+_MUSIC_BUILTIN: dict[str, str] = {
     "loudness": r.KEY_LOUDNESS,
     "tempo": r.KEY_TEMPO,
     "onset_rate": r.KEY_ONSET_RATE,
@@ -34,6 +89,7 @@ MUSIC_NUMERIC: dict[str, str] = {
     "valence": r.KEY_VALENCE,
     "arousal": r.KEY_AROUSAL,
 }
+MUSIC_NUMERIC: Mapping[str, str] = LiveMapping(_with_registered("music", _MUSIC_BUILTIN))
 # Human-readable names used in node titles and prompts.
 READABLE: dict[str, str] = {
     "brightness": "brightness",

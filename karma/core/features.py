@@ -19,6 +19,7 @@ import difflib
 import re
 from enum import StrEnum
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,6 +60,12 @@ class FeatureSpec(BaseModel):
     """One line on what the value means."""
     published: bool = False
     """True for the keys the published Karma-MV feature files use."""
+    modality: Literal["visual", "music"] | None = None
+    """For features registered after the built-in ones (:func:`register_feature`): which side of a
+    transition the value describes (decides prompt masking and the change events' modality)."""
+    event: str | None = None
+    """Numeric features registered with :func:`register_feature`: the change-event variable name
+    (``visual:<event>:up``); the built-in ones are named in ``karma.core.events``."""
 
 
 def _spec(key: str, kind: FeatureKind, description: str, **kw: object) -> FeatureSpec:
@@ -327,3 +334,55 @@ def range_text(spec: FeatureSpec) -> str:
     if hi is not None:
         return f"<= {hi:g}"
     return "any"
+
+
+_VERSION = 0
+
+
+def table_version() -> int:
+    """A counter bumped by every :func:`register_feature` / :func:`unregister_feature` (views of the
+    table recompute when it changes)."""
+    return _VERSION
+
+
+def register_feature(spec: FeatureSpec) -> None:
+    """Add a scene feature to the table (its key and aliases resolve, its range is checked).
+
+    With ``modality`` and, for numbers, ``event`` set, the rest of karma picks it up from here: change
+    detection and the CKG (``karma.core.events.VISUAL_NUMERIC`` / ``MUSIC_NUMERIC``), retrieval
+    queries, and the prompt text (masked with the music for predictive questions when
+    ``modality="music"``). The extractor that computes it registers beside it (for picture features:
+    ``graph.extract.visual.register_frame_extractor``).
+    """
+    global FEATURES, _VERSION
+    if spec.key in FEATURE_BY_KEY:
+        raise ValueError(f"feature {spec.key!r} is already in the table")
+    if spec.event is not None and (spec.modality is None or spec.kind is not FeatureKind.number):
+        raise ValueError(f"feature {spec.key!r}: an event variable needs a numeric feature with a modality")
+    FEATURES = (*FEATURES, spec)
+    FEATURE_BY_KEY[spec.key] = spec
+    _VERSION += 1
+    alias_table.cache_clear()
+    try:
+        alias_table()
+    except ValueError:
+        unregister_feature(spec.key)
+        raise
+
+
+def unregister_feature(key: str) -> None:
+    """Remove a feature added with :func:`register_feature` (tests clean up with this)."""
+    global FEATURES, _VERSION
+    FEATURES = tuple(spec for spec in FEATURES if spec.key != key)
+    FEATURE_BY_KEY.pop(key, None)
+    _VERSION += 1
+    alias_table.cache_clear()
+
+
+def registered_events(modality: str) -> dict[str, str]:
+    """Event variable -> feature key of the registered numeric features of ``modality``, in order."""
+    return {
+        spec.event: spec.key
+        for spec in FEATURES
+        if spec.event is not None and spec.modality == modality and spec.kind is FeatureKind.number
+    }

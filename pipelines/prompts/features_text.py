@@ -6,6 +6,7 @@ between the two arms of the ablation.
 
 from __future__ import annotations
 
+from karma.core.features import FEATURE_BY_KEY
 from karma.core.records import (
     KEY_ACTION,
     KEY_AROUSAL,
@@ -78,8 +79,12 @@ def _format_value(value: object) -> str:
 
 
 def is_audio_key(key: str) -> bool:
-    """True for music features. Unknown extra keys count as music so nothing audible leaks when masked."""
-    return key not in VISUAL_KEYS and key != KEY_NOT_COMPUTED
+    """True for music features. Unknown extra keys count as music so nothing audible leaks when masked;
+    a feature registered in the feature table with ``modality="visual"`` is a picture feature."""
+    if key in VISUAL_KEYS or key == KEY_NOT_COMPUTED:
+        return False
+    spec = FEATURE_BY_KEY.get(key)
+    return not (spec is not None and spec.modality == "visual")
 
 
 def features_lines(
