@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.eval.jsonl import JsonlAppender, read_jsonl
+from karma.eval.rundir import check_resumable
 from karma.tasks.base import Task
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -104,22 +105,6 @@ def _data_hash(items: list[TaskItem]) -> str:
     return canonical_hash([i.model_dump(mode="json", exclude={"source", "media"}) for i in items], 16)
 
 
-def _check_resumable(stored: dict[str, Any], fresh: dict[str, Any], path: Path) -> None:
-    from karma.eval.rundir import RunMismatchError
-
-    differences = [
-        f"{part}.{key}: {stored.get(part, {}).get(key)!r} -> {fresh[part].get(key)!r}"
-        for part in ("identity", "hashes")
-        for key in sorted(set(stored.get(part, {})) | set(fresh[part]))
-        if stored.get(part, {}).get(key) != fresh[part].get(key)
-    ]
-    if differences:
-        raise RunMismatchError(
-            f"{path} holds a run with different settings; use a new --out or the old settings:\n  "
-            + "\n  ".join(differences)
-        )
-
-
 def read_samples(run_dir: Path) -> list[TaskSample]:
     """The run's records, the last one per (item, arm) winning (a torn last line is ignored)."""
     records, _ = read_jsonl(run_dir / "samples.jsonl", TaskSample)
@@ -166,7 +151,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
         }
         config_path = out / "config.json"
         if config_path.exists():
-            _check_resumable(json.loads(config_path.read_text()), payload, out)
+            check_resumable(json.loads(config_path.read_text()), payload, out)
         out.mkdir(parents=True, exist_ok=True)
         _write_json(config_path, payload)
         done = {r.key for r in read_samples(out)}
