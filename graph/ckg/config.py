@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 class BuildConfig(BaseModel):
@@ -59,6 +59,18 @@ class BuildConfig(BaseModel):
     aggregate_variables: list[str] = Field(default_factory=lambda: ["action"])
     """Categorical variables whose ``X->Y`` changes are also pooled by target as ``*->Y`` (any shift to
     Y), so a rule "-> running" from any prior action is one well-supported edge (action, mood)."""
+
+    @field_validator("state_variables", "aggregate_variables")
+    @classmethod
+    def _known_forms(cls, value: list[str], info) -> list[str]:  # type: ignore[no-untyped-def]
+        from graph.ckg.detect import CATEGORICAL_SHIFTS, CATEGORICAL_STATES
+
+        known = CATEGORICAL_STATES if info.field_name == "state_variables" else CATEGORICAL_SHIFTS
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"unknown variables {unknown}; known: {list(known)}")
+        return sorted(set(value))
+
     use_explanations: bool = True
     """Add ``text_relation`` edges from the questions' explanations when the data has them."""
     include_concepts: bool = True

@@ -77,6 +77,21 @@ def build(
         "--min-association-z",
         help="Exact-test z the co-occurrence needs over the base rate for any edge.",
     ),
+    min_reference_z: float = typer.Option(
+        3.0,
+        "--min-reference-z",
+        help="Exact-test z the co-occurrence needs over the effect's rate where the cause's variable did not move.",
+    ),
+    states: str = typer.Option(
+        "action,mode",
+        "--states",
+        help="Comma-separated variables whose state after the cut is an event (action, mode, mood; '' for none).",
+    ),
+    aggregate: str = typer.Option(
+        "action",
+        "--aggregate",
+        help="Comma-separated variables whose X->Y shifts are also pooled as *->Y (action, mood; '' for none).",
+    ),
     threshold: list[str] = typer.Option(
         [],
         "--threshold",
@@ -133,6 +148,9 @@ def build(
             min_precedence=min_precedence,
             min_precedence_z=min_precedence_z,
             min_association_z=min_association_z,
+            min_reference_z=min_reference_z,
+            state_variables=[v.strip() for v in states.split(",") if v.strip()],
+            aggregate_variables=[v.strip() for v in aggregate.split(",") if v.strip()],
             exclude_videos=sorted(excluded),
             use_explanations=explanations,
         )
@@ -164,8 +182,15 @@ def build(
 def stats(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
     top: int = typer.Option(10, "--top", help="How many of the strongest causes edges to list."),
+    index: bool = typer.Option(
+        False, "--index", help="Build the hybrid retrieval index when it is not cached yet (embeds every text)."
+    ),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", help="Embedding model of the index to report (default: packaged MiniLM)."
+    ),
 ) -> None:
-    """Counts of nodes and edges by kind, the thresholds used, and the strongest causes edges."""
+    """Counts of nodes and edges by kind, the thresholds used, the strongest causes edges, and the
+    cached retrieval index: its build time and memory."""
     from graph.ckg.summary import summarize
 
     console = _console()
@@ -184,6 +209,10 @@ def stats(
             f"{e.precedence:+.2f}",
             markup=False,
         )
+    from retrieval.index import index_summary
+
+    for line in index_summary(graph, embed_model, build=index):
+        console.print(line, markup=False)
 
 
 @app.command("show")

@@ -23,7 +23,7 @@ FOLDS = 5
 @pytest.fixture(scope="module")
 def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("contrary")
-    generate(load_world(WORLDS / "contrary.yaml"), out, videos=600, seed=1)
+    generate(load_world(WORLDS / "contrary.yaml"), out, videos=400, seed=1)
     return out
 
 
@@ -86,3 +86,27 @@ def test_reference_transitions_keep_the_opposite_direction_out_of_the_contrast(
     naive = build_graph(dataset.transitions, dataset.features, BuildConfig(min_reference_z=-1e9))
     assert wrong in naive.edges
     assert score_against_truth(naive, world_dir / "rules.json").precision < 1.0
+
+
+def test_graph_cli_builds_and_scores_the_forms(world_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from graph import load_graph
+    from karma.cli.main import app
+
+    runner = CliRunner()
+    out = tmp_path / "g"
+    args = ["graph", "build", "--data", str(world_dir), "--out", str(out), "--folds", "5", "--fold", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "visual:action:*->running->music:tempo:down|causes" in load_graph(out).edges
+    result = runner.invoke(app, ["graph", "score", str(out), "--truth", str(world_dir / "rules.json")])
+    assert result.exit_code == 0, result.output
+    assert "true rules: 8 of 8 found as causes edges, 1.000 in the truth's own form" in result.output
+    assert "rule r2 visual:contrast:up -> music:mode:is:minor: rank" in result.output
+    plain = tmp_path / "plain"
+    result = runner.invoke(app, [*args[:5], str(plain), "--states", "", "--aggregate", ""])
+    assert result.exit_code == 0, result.output
+    assert not [n for n in load_graph(plain).nodes if ":is:" in n or "*->" in n]
+    bad = runner.invoke(app, [*args[:5], str(tmp_path / "bad"), "--states", "brightness"])
+    assert bad.exit_code == 2 and "unknown variables ['brightness']" in bad.output

@@ -44,6 +44,10 @@ def test_true_edges_rank_at_the_top_and_planted_correlations_do_not(world_dir: P
     assert report.non_causal and report.non_causal_ok
     assert all("co_moves" in c.relations.values() for c in report.non_causal)
     assert report.proxies and report.proxies_ok
+    # The same world rule by rule (rules.json): each action rule is one "shift to X from any action".
+    rules = score_against_truth(graph, world_dir / "rules.json")
+    assert rules.truth_format == "rules" and rules.n_truth == 13
+    assert rules.precision == report.precision and rules.recall == 1.0 and rules.recall_stated_form == 1.0
     # Without the precedence test the trend would be a cause: the statistic is what separates them.
     naive = build_graph(
         dataset.transitions,
@@ -94,7 +98,7 @@ def test_graph_cli_end_to_end(world_dir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "visual:brightness:up [causes]" in result.output
     result = runner.invoke(app, ["graph", "show", str(out), "no such node"])
-    assert result.exit_code == 1 and "no node" in result.output
+    assert result.exit_code == 2 and "no node" in result.output  # an input error (karma.cli.errors)
 
     exported = tmp_path / "rag"
     assert (
