@@ -42,7 +42,15 @@ def eval_task(
     progress: bool,
 ) -> None:
     """``karma eval --task NAME`` for a task other than Karma-MV."""
+    from karma.tasks import TASKS
     from karma.tasks.runner import TaskRunConfig, run_task
+
+    kind = TASKS.load(task).kind
+    if kind != "mcq":
+        _eval_other_kind(
+            task, kind, data, out, lenient, backend, backend_opt, max_tokens, limit, bootstrap_resamples
+        )
+        return
 
     config = TaskRunConfig(
         task=task,
@@ -80,6 +88,40 @@ def eval_task(
         typer.echo(
             f"  {block['first']} - {block['second']}: {100 * p['delta']:+.2f} points, McNemar p={p['mcnemar_p']:.3g}"
         )
+
+
+def _eval_other_kind(
+    task: str, kind: str, data: Path, out: Path, lenient: bool, backend: str, backend_opt: list[str] | None,
+    max_tokens: int, limit: int | None, resamples: int,
+) -> None:  # fmt: skip
+    """HarmonySet-OE (open answers, judged separately) and AImoclips (an analysis, no model)."""
+    if kind == "open":
+        from karma.tasks.harmonyset_oe import run_oe
+        from pipelines.backends import get_backend
+
+        model = get_backend(backend, **backend_options(backend_opt or [], "--backend-opt"))
+        try:
+            answered = run_oe(data, out, model, max_tokens=max(max_tokens, 64), limit=limit, lenient=lenient)
+        finally:
+            model.close()
+        typer.echo(
+            f"{out}: {answered} open answers written; judge them with `python -m karma.tasks.judge {out}`"
+        )
+        return
+    from karma.tasks.affect_analysis import deviation_analysis
+    from karma.tasks.aimoclips import load_aimoclips
+
+    result = deviation_analysis(load_aimoclips(data, lenient=lenient), resamples=resamples)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"task": task, **result}, indent=2, sort_keys=True) + "\n")
+    for model_name, stats in result["by_model"].items():
+        v, a = stats["valence"]["signed_deviation"], stats["arousal"]["signed_deviation"]
+        typer.echo(
+            f"  {model_name}: valence deviation {v['estimate']:+.2f} [{v['ci_low']:+.2f}, {v['ci_high']:+.2f}], "
+            f"arousal {a['estimate']:+.2f}, quadrant hit {100 * stats['quadrant_hit']['estimate']:.1f}%"
+        )
+    missing = result["data"]["missing_cells"]
+    typer.echo(f"{out / 'results.json'}: {result['data']['clips']} clips, {len(missing)} grid cells missing")
 
 
 def validate_task(task: str, path: Path, lenient: bool, task_opt: list[str] | None = None) -> None:
