@@ -278,6 +278,8 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                         effect_ok |= ~prev_minor
                     elif effect == "music:mode:minor_to_major":
                         effect_ok |= prev_minor
+                    elif effect.startswith("music:mode:is:"):
+                        effect_ok |= ~rival_state(idx, s, variable, effect.rsplit(":", 1)[1])
                     else:
                         effect_ok[:] = True
                 possible |= room & ~happened & effect_ok
@@ -292,6 +294,15 @@ def simulate(world: WorldConfig, n_videos: int, rng: np.random.Generator) -> Sim
                 j = object_index[direction.split(":", 1)[1]]
                 possible |= ~prev_objects[:, j] & ~new_objects[:, j]
         return possible
+
+    def rival_state(idx: np.ndarray, s: int, variable: str, state: str) -> np.ndarray:
+        """Where a key-state rule on another variable fired its cause towards the other mode (mirrors
+        ``QuestionMaker._rival_state``)."""
+        rival = np.zeros(idx.size, dtype=bool)
+        for rule in world.rules:
+            if isinstance(rule, KeyStateRule) and rule.cause != variable and rule.state != state:
+                rival |= visual_dir[rule.cause][idx, s] == (1 if rule.when == "up" else -1)
+        return rival
 
     def run(videos: np.ndarray) -> tuple[np.ndarray, int]:
         """Simulate ``videos`` from their first scene; return the ones stuck in a cut where no rule can fire."""

@@ -369,8 +369,20 @@ class QuestionMaker:
                 continue
             if effect == "music:mode:minor_to_major" and not cut.past_minor:
                 continue
+            if effect.startswith("music:mode:is:") and self._rival_state(cause, effect, cut):
+                # Another change that did happen sets the other mode: the alternative's state is moot.
+                continue
             effects.append(effect)
         return effects
+
+    def _rival_state(self, cause: str, effect: str, cut: Cut) -> bool:
+        variable = cause.split(":")[1]
+        return any(
+            other.startswith("music:mode:is:") and other != effect
+            for event in cut.visual_events
+            if event.split(":")[1] != variable
+            for other in self.truth.effects_of.get(event, ())
+        )
 
     def _counterfactual(self, cut: Cut) -> DraftQuestion:
         rng = self.rng

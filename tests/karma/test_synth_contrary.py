@@ -172,3 +172,23 @@ def test_default_worlds_files_are_unchanged(tmp_path: Path) -> None:
             digest.update(path.read_bytes())
     assert digest.hexdigest() == "203e8287739c1c9835470fb1203b12e857e28d9bd5e476785cef16c016232620"
     assert load_ground_truth(tmp_path / "rules.json").rules
+
+
+def test_a_counterfactual_state_is_never_overruled_by_a_change_that_did_happen(world_dir: Path) -> None:
+    # "Had contrast risen, the key would be minor" is moot when brightness did fall (which leaves it major).
+    world = load_world(CONTRARY)
+    thresholds = {name: cfg.threshold for name, cfg in world.visual.items()}
+    asked = 0
+    for t in _truth(world_dir):
+        if t["type"] != "counterfactual" or not t["effect_event"].startswith("music:mode:is:"):
+            continue
+        asked += 1
+        transition = json.loads((world_dir / f"{t['video_id']}_qa.json").read_text())[t["transition_index"]]
+        scenes = _scenes(world_dir, t["video_id"])
+        past = scenes[transition["past_scene"]["name"].removesuffix(".mp4")]
+        now = scenes[transition["current_scene"]["name"].removesuffix(".mp4")]
+        fell = now["Mean_Brightness"] - past["Mean_Brightness"] <= -thresholds["brightness"]
+        rose = now["RMS_Contrast"] - past["RMS_Contrast"] >= thresholds["contrast"]
+        assert not (t["effect_event"] == "music:mode:is:minor" and fell), t["question_id"]
+        assert not (t["effect_event"] == "music:mode:is:major" and rose), t["question_id"]
+    assert asked >= 10
