@@ -1,8 +1,8 @@
 """A real local Neo4j 5.26 LTS Community server without Docker: installed from Maven Central, run on Java.
 
-Neo4j is neither on PyPI nor in Debian, so karma assembles it: ``neo4j/pom.xml`` (repository root)
-lists the server, Bolt and the Browser; Maven copies their runtime jars into ``<home>/lib``; the
-configuration is rendered from ``neo4j/neo4j.conf.template``; ``java ... CommunityEntryPoint`` runs it
+Neo4j is neither on PyPI nor in Debian, so karma assembles it: ``resources/pom.xml`` (package data
+beside this module) lists the server, Bolt and the Browser; Maven copies their runtime jars into
+``<home>/lib``; the configuration is rendered from ``resources/neo4j.conf.template``; ``java ... CommunityEntryPoint`` runs it
 bound to 127.0.0.1. Everything lives in a git-ignored home (``.cache/neo4j/home`` by default, or
 ``KARMA_NEO4J_HOME``); Maven's own cache (``~/.m2``) is reused, so a fresh clone on the same machine
 installs from disk in seconds.
@@ -41,10 +41,18 @@ from graph.neo4j.connection import (
 )
 from graph.neo4j.errors import Neo4jServerError
 from karma.core.atomic import atomic_write_text
+from karma.core.paths import cache_dir, package_data, project_root
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-RESOURCES = PROJECT_ROOT / "neo4j"
-"""Holds pom.xml and neo4j.conf.template."""
+RESOURCES = package_data("graph.neo4j", "resources")
+"""Holds pom.xml and neo4j.conf.template (package data: found in a checkout and an installed wheel)."""
+
+
+def _default_home() -> Path:
+    """``.cache/neo4j/home`` in a source checkout (git-ignored); karma's cache root otherwise."""
+    root = project_root()
+    return root / ".cache" / "neo4j" / "home" if root is not None else cache_dir("neo4j") / "home"
+
+
 MIN_JAVA = 17
 # JVM flags: G1 (Neo4j's recommended collector) with a fixed heap (-Xms = -Xmx, set below: a heap
 # that starts small leaves G1 a young generation of about 20 MB and bulk pushes then spend a third of
@@ -99,7 +107,7 @@ class LocalServerConfig(BaseModel):
         NEO4J_PASSWORD."""
         env = os.environ
         return cls(
-            home=Path(env.get("KARMA_NEO4J_HOME") or PROJECT_ROOT / ".cache" / "neo4j" / "home").resolve(),
+            home=Path(env.get("KARMA_NEO4J_HOME") or _default_home()).resolve(),
             bolt_port=local_bolt_port(),
             http_port=local_http_port(),
             heap=env.get("KARMA_NEO4J_HEAP", "1g"),
@@ -138,7 +146,7 @@ class ServerStatus(BaseModel):
 
 
 def pinned_version() -> str:
-    """The Neo4j version pinned in neo4j/pom.xml."""
+    """The Neo4j version pinned in graph/neo4j/resources/pom.xml."""
     text = (RESOURCES / "pom.xml").read_text()
     match = re.search(r"<neo4j.version>([^<]+)</neo4j.version>", text)
     if not match:

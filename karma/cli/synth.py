@@ -7,8 +7,10 @@ from pathlib import Path
 import typer
 
 from karma.cli.errors import print_error
+from karma.core.paths import project_file
 
-DEFAULT_WORLD = Path(__file__).resolve().parents[2] / "data" / "worlds" / "default.yaml"
+DEFAULT_WORLD = ("data", "worlds", "default.yaml")
+"""The default world config, a file of the source checkout (``karma.core.paths.project_file``)."""
 MEDIA_DEFAULT_VIDEOS = 3
 
 
@@ -26,8 +28,8 @@ def _scene_seconds(value: str) -> tuple[float, float]:
 
 def synth(
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; files are overwritten)."),
-    world: Path = typer.Option(
-        DEFAULT_WORLD,
+    world: Path | None = typer.Option(
+        None,
         "--world",
         "-w",
         help="World config (YAML or JSON).",
@@ -70,7 +72,7 @@ def synth(
 
     console = Console(stderr=True)
     try:
-        config = load_world(world)
+        config = load_world(world or project_file(*DEFAULT_WORLD))
     except WorldConfigError as exc:
         print_error(f"{exc}")
         raise typer.Exit(2) from exc
