@@ -32,7 +32,7 @@ OMP_MIN_WORK = 50_000_000
 class IndexConfig(BaseModel):
     """How the vector search structure is chosen and tuned."""
 
-    exact_max: int = Field(default=20_000, ge=0)
+    exact_max: int = Field(default=4_096, ge=0)
     """Tables up to this many rows are scanned exactly (as fast as an ANN there, and exact)."""
     ivf_min: int = Field(default=2_000_000, ge=1)
     """Tables from this many rows use IVF instead of HNSW."""
@@ -181,9 +181,9 @@ def exact_similarities(vectors: np.ndarray, rows: np.ndarray, query: np.ndarray)
     """Inner products of ``vectors[rows]`` with ``query`` in float64, rounded to SIM_DECIMALS.
 
     Each value depends only on its own row and the query (a per-row reduction), so the same pair gets
-    the same similarity in any batch.
+    the same similarity in any batch; the hybrid retriever scores its candidate edges the same way.
     """
     if len(rows) == 0:
         return np.zeros(0, dtype=np.float64)
-    picked = np.asarray(vectors[rows], dtype=np.float64)
-    return np.round(np.einsum("md,d->m", picked, np.asarray(query, dtype=np.float64)), SIM_DECIMALS)
+    query64 = np.asarray(query, dtype=np.float64)
+    return np.round(np.einsum("md,d->m", vectors[rows], query64, dtype=np.float64), SIM_DECIMALS)

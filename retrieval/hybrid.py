@@ -42,6 +42,9 @@ from retrieval.serialize import estimate_tokens
 
 BATCH = 256
 """Queries scored together (sparse batch x node / edge matrices)."""
+PROBE_FACTOR = 4
+"""Per question, the ``PROBE_FACTOR x k`` most promising candidates are scored first; their k-th best
+score bounds which of the others can still reach the top k."""
 PAIR_CHUNK = 8192
 """(query, candidate edge) pairs whose exact similarities are computed in one step (bounded memory)."""
 RELEVANCE_DECIMALS = 3
@@ -251,16 +254,8 @@ class HybridRetriever(Retriever):
         pair_e = pairs.indices.astype(np.int64)
         pair_q = np.repeat(np.arange(b, dtype=np.int64), np.diff(indptr))
 
-        # 4. rerank the candidates only: exact similarity to the question (and, for a counterfactual,
-        # to its hypothetical clause) and the activation at both ends.
-        edge_sims = self._pair_similarities(pair_q, pair_e, main_vecs)
-        if hypo_rows:
-            hypo_of = np.full(b, -1, dtype=np.int64)
-            hypo_of[hypo_rows] = np.arange(len(hypo_rows))
-            in_hypo = hypo_of[pair_q] >= 0
-            if in_hypo.any():
-                hypo_sims = self._pair_similarities(hypo_of[pair_q[in_hypo]], pair_e[in_hypo], hypo_vecs)
-                edge_sims[in_hypo] = np.maximum(edge_sims[in_hypo], hypo_sims)
+        # 4. rerank the candidates only, by the exact similarity to the question (and, for a
+        # counterfactual, to its hypothetical clause) and the activation at both ends.
         act.sum_duplicates()
         seeds.sum_duplicates()
         src, tgt = self._src[pair_e], self._tgt[pair_e]
@@ -268,24 +263,71 @@ class HybridRetriever(Retriever):
         seed_tgt = np.asarray(seeds[pair_q, tgt]).ravel()
         spread_src = np.asarray(act[pair_q, src]).ravel() - seed_src
         spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - seed_tgt
-        scores = pair_scores(
-            config, seed_src, seed_tgt, spread_src, spread_tgt, edge_sims, self._strength[pair_e], self._max_strength
-        )
+        strength = self._strength[pair_e]
+        hypo_of = np.full(b, -1, dtype=np.int64)
+        hypo_of[hypo_rows] = np.arange(len(hypo_rows))
+
+        def scores_of(positions: np.ndarray) -> np.ndarray:
+            """Exact scores of some candidate pairs (similarities computed for those pairs only)."""
+            sims = self._pair_similarities(pair_q[positions], pair_e[positions], main_vecs)
+            in_hypo = hypo_of[pair_q[positions]] >= 0
+            if in_hypo.any():
+                where = positions[in_hypo]
+                hypo_sims = self._pair_similarities(hypo_of[pair_q[where]], pair_e[where], hypo_vecs)
+                sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
+            return pair_scores(
+                config,
+                seed_src[positions],
+                seed_tgt[positions],
+                spread_src[positions],
+                spread_tgt[positions],
+                sims,
+                strength[positions],
+                self._max_strength,
+            )
+
+        scores = np.full(len(pair_q), -np.inf)
+        if config.similarity_weight >= 0:
+            # The score grows with the similarity, which is at most 1: a candidate whose score at
+            # similarity 1 stays below the k-th best exact score of the most promising candidates can
+            # never reach the top k, so its similarity is not computed. Exact, not approximate.
+            upper = pair_scores(
+                config, seed_src, seed_tgt, spread_src, spread_tgt, np.ones(len(pair_q)), strength, self._max_strength
+            )
+            needed = np.zeros(len(pair_q), dtype=bool)
+            for i in range(b):
+                segment = np.arange(indptr[i], indptr[i + 1])
+                if segment.size <= PROBE_FACTOR * max(k, 1):
+                    needed[segment] = True
+                    continue
+                probe = segment[np.argsort(-upper[segment], kind="stable")[: PROBE_FACTOR * max(k, 1)]]
+                scores[probe] = scores_of(probe)
+                kth = np.sort(scores[probe])[-k] if k > 0 else np.inf
+                needed[segment[(upper[segment] >= kth) & ~np.isfinite(scores[segment])]] = True
+            positions = np.flatnonzero(needed)
+            scores[positions] = scores_of(positions)
+        else:
+            scores = scores_of(np.arange(len(pair_q)))
         return [
             self._top(pair_e[indptr[i] : indptr[i + 1]], scores[indptr[i] : indptr[i + 1]], k)
             for i in range(b)
         ]
 
     def _pair_similarities(self, pair_q: np.ndarray, pair_e: np.ndarray, vecs: np.ndarray) -> np.ndarray:
-        """Exact cosine (float64 inner product, rounded) of each (query row, edge) pair, in chunks; each
-        value is a per-row reduction, so it does not depend on the other pairs."""
+        """Exact cosine (float64 inner product, rounded) of each (query row, edge) pair; pairs come
+        grouped by query. Each value is a per-row reduction of one edge vector with one query vector,
+        so it does not depend on the other pairs (or on the batch)."""
         out = np.empty(len(pair_q), dtype=np.float64)
+        if len(pair_q) == 0:
+            return out
         edge_vectors = self.index.edge_vectors
-        queries64 = np.asarray(vecs, dtype=np.float64)
-        for start in range(0, len(pair_q), PAIR_CHUNK):
-            stop = start + PAIR_CHUNK
-            picked = np.asarray(edge_vectors[pair_e[start:stop]], dtype=np.float64)
-            out[start:stop] = np.einsum("md,md->m", picked, queries64[pair_q[start:stop]])
+        starts = np.flatnonzero(np.r_[True, pair_q[1:] != pair_q[:-1]])
+        stops = np.r_[starts[1:], len(pair_q)]
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+            query = np.asarray(vecs[pair_q[start]], dtype=np.float64)
+            for chunk in range(start, stop, PAIR_CHUNK):
+                end = min(chunk + PAIR_CHUNK, stop)
+                out[chunk:end] = np.einsum("md,d->m", edge_vectors[pair_e[chunk:end]], query, dtype=np.float64)
         return np.round(out, SIM_DECIMALS)
 
     def _top(self, columns: np.ndarray, scores: np.ndarray, k: int) -> RetrievalResult:
@@ -345,10 +387,11 @@ def top_candidates(order_keys: np.ndarray, scores: np.ndarray, k: int) -> np.nda
     edge ids), every tie at the boundary considered."""
     if k <= 0 or scores.size == 0:
         return np.zeros(0, dtype=np.int64)
-    positions = np.arange(scores.size)
-    if scores.size > k:
-        kth = np.partition(scores, scores.size - k)[scores.size - k]
-        positions = positions[scores >= kth]
+    positions = np.flatnonzero(np.isfinite(scores))  # candidates whose score was not needed are -inf
+    if positions.size > k:
+        finite = scores[positions]
+        kth = np.partition(finite, finite.size - k)[finite.size - k]
+        positions = positions[finite >= kth]
     return positions[np.lexsort((order_keys[positions], -scores[positions]))][:k]
 
 

@@ -110,6 +110,12 @@ def _karma_version() -> str:
         return "unknown"
 
 
+def _excluded_videos(config: dict[str, object]) -> list[str]:
+    """The videos the graph was built without, as a list property the split guard reads in Cypher."""
+    raw = config.get("exclude_videos") or []
+    return sorted(str(video) for video in raw) if isinstance(raw, list | tuple | set) else []
+
+
 def validate_for_push(graph: CausalGraph) -> None:
     """Every edge joins two nodes of the graph, and ids agree with their keys."""
     for key, node in graph.nodes.items():
@@ -237,13 +243,15 @@ def push_graph(
                     tx.run(
                         f"MERGE (g:{GRAPH_LABEL} {{name: $name}}) "
                         "SET g.hash = $hash, g.build_config = $config, g.node_count = $nodes, "
-                        "g.edge_count = $edges, g.karma_version = $version, g.pushed_at = datetime()",
+                        "g.edge_count = $edges, g.karma_version = $version, g.pushed_at = datetime(), "
+                        "g.exclude_videos = $excluded",
                         name=GRAPH_NAME,
                         hash=report.graph_hash,
                         config=build_config_json(graph.build_config),
                         nodes=report.nodes,
                         edges=report.edges,
                         version=_karma_version(),
+                        excluded=_excluded_videos(graph.build_config),
                     )
                     .consume()
                     .counters

@@ -191,6 +191,15 @@ def push(
     batch_size: int = typer.Option(
         5000, "--batch-size", min=1, help="Rows per UNWIND ... MERGE transaction."
     ),
+    embeddings: bool = typer.Option(
+        False,
+        "--embeddings",
+        help="Also push node and edge vectors (the hybrid index, cached by graph hash) and create Neo4j "
+        "vector indexes, for --retriever neo4j-hybrid.",
+    ),
+    embed_model: str | None = typer.Option(
+        None, "--embed-model", help="Embedding model for --embeddings (default: packaged MiniLM)."
+    ),
 ) -> None:
     """Push a graph into Neo4j (idempotent: the database ends up holding exactly this graph).
 
@@ -226,6 +235,19 @@ def push(
         f"{report.edges} relationships ({report.relationships_created} created, "
         f"{report.relationships_deleted} stale removed) in {report.seconds:.1f} s"
     )
+    if embeddings:
+        from retrieval.embed import Embedder
+        from retrieval.neo4j_hybrid import push_embeddings
+
+        try:
+            with open_driver(settings) as driver, console.status("embedding (cached by graph hash) and pushing vectors ..."):
+                vectors = push_embeddings(driver, graph, Embedder(embed_model), settings.database)
+        except KarmaNeo4jError as exc:
+            raise _fail(exc) from exc
+        console.print(
+            f"pushed {vectors.nodes} node and {vectors.relationships} relationship vectors ({vectors.model}, "
+            f"{vectors.dim} dims) with vector indexes in {vectors.seconds:.1f} s"
+        )
     console.print(f"\nNeo4j Browser: {settings.browser_url()}  (user {settings.user}; see docs/neo4j.md)")
     console.print("Paste these into the Browser (the :param line first):")
     for query in browser_queries(graph):

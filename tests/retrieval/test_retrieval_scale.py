@@ -185,3 +185,20 @@ def test_saved_ann_index_is_reloaded(graphrag_graph, tmp_path) -> None:
     for a, b in ((built.node_search, loaded.node_search), (built.edge_search, loaded.edge_search)):
         assert np.array_equal(a.search(queries, 6)[1], b.search(queries, 6)[1])
     assert os.listdir(tmp_path / "idx")  # files written where asked
+
+
+def test_candidates_skipped_by_the_similarity_bound_never_change_the_top_k(
+    graphrag_graph, monkeypatch
+) -> None:
+    import retrieval.hybrid as hybrid_module
+
+    synth, graph = graphrag_graph
+    embedder = HashingEmbedder(48)
+    view = GraphView.of(graph)
+    retriever = get_retriever("hybrid", view, embedder=embedder, index_dir=False)
+    queries = [RetrievalQuery(question=q) for q, _ in synth.questions(graph, 30, seed=9)]
+    queries.append(RetrievalQuery(question="What does the hub entity do?"))
+    bounded = {k: retriever.retrieve_many(queries, k=k) for k in (1, 5, 10)}
+    monkeypatch.setattr(hybrid_module, "PROBE_FACTOR", 10**9)  # every candidate scored exactly
+    for k, results in bounded.items():
+        assert results == retriever.retrieve_many(queries, k=k)

@@ -1,0 +1,319 @@
+"""Retrieval on GraphRAG-size graphs: today's hybrid build vs the scalable one, and both vs the keyword
+scan (and, with ``--neo4j``, the ``neo4j-hybrid`` retriever), side by side in one run.
+
+Graphs: ``graphrag_synth`` tables (UUID ids, upper-case LLM-style titles, descriptions, ~3
+relationships per entity, heavy-tailed degrees) at each ``--sizes`` entity count, read through karma's
+GraphRAG importer. Questions name both ends of one relationship; recall@10 = that edge is returned.
+
+Per size, in one run:
+
+* build: embedding dominates it. The model's throughput is measured on the same sample of the graph's
+  texts with the baseline's passes (``benchmarks/baseline``: karma before issue 17, copied from git: 4-row
+  passes per exact token count) and the new ones (length-sorted 64-row batches), alternated, best of
+  ``--rounds``; both builds are then extrapolated to all texts (said so in the output), plus the
+  search structures each builds, measured on the full graph (FAISS flat vs exact scan / HNSW);
+* memory per edge beyond the raw float32 vectors: search structures + the retriever's arrays (the
+  baseline adds a FAISS flat copy and a float64 copy of every vector);
+* latency per question with the question vector given (what the retriever costs), streaming, for the
+  keyword scan, the hybrid and the baseline hybrid; the hybrid batched; the model's cost of embedding
+  one question, measured separately, so the cold ratio is printed too;
+* recall@10 on the same questions; with ``--neo4j`` the neo4j-hybrid latency and its parity.
+
+The full graphs' vectors (for latency, memory and recall) are 384-dim ``HashingEmbedder`` vectors by
+default (``--vectors model`` embeds every text with the model: hours at 100k on 2 shared cores); the
+model's own cost enters through the measured throughput and question-embedding latency.
+
+    .venv/bin/python benchmarks/bench_retrieval_scale.py --sizes 3000,30000 [--neo4j]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import graphrag_synth  # noqa: E402
+from machine import describe_machine  # noqa: E402
+
+BUILD_GOAL = 10.0
+LATENCY_GOAL = 20.0
+MEMORY_GOAL = 2048
+
+
+def _pct(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2], statistics.fmean(ordered)
+
+
+def _graph(work: Path, entities: int):
+    folder = work / f"graphrag_{entities}"
+    if not (folder / "relationships.parquet").is_file():
+        started = time.perf_counter()
+        graphrag_synth.write(graphrag_synth.generate(entities, seed=0), folder)
+        print(f"  generated tables in {time.perf_counter() - started:.1f} s -> {folder}")
+    started = time.perf_counter()
+    graph = graphrag_synth.load_graph(folder)
+    print(
+        f"  imported {len(graph.nodes)} entities, {len(graph.edges)} relationships "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
+    return graph
+
+
+def _sample(texts: list[str], n: int) -> list[str]:
+    import random
+
+    return random.Random(0).sample(texts, min(n, len(texts)))
+
+
+def _recall(results, truth: list[str]) -> float:
+    hits = [t in r.fact_ids for r, t in zip(results, truth, strict=True)]
+    return sum(hits) / max(len(hits), 1)
+
+
+def _stream(retriever, queries, k: int) -> tuple[list[float], list]:
+    latencies, results = [], []
+    for query in queries:
+        started = time.perf_counter()
+        results.append(retriever.retrieve(query, k=k))
+        latencies.append(time.perf_counter() - started)
+    return latencies, results
+
+
+def _best_rate(fn, texts: list[str], rounds: int) -> float:
+    """Texts per second, best of ``rounds`` (the machine is shared: the best run is the least disturbed)."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        fn(texts)
+        best = min(best, time.perf_counter() - started)
+    return len(texts) / best
+
+
+def embedding_rates(model, texts: list[str], sample: int, rounds: int) -> tuple[float, float, int]:
+    """(baseline, new) texts/s of the model on the same sample of the graph's texts, alternated."""
+    from baseline.embed_v1 import encode_v1
+
+    picked = _sample(texts, sample)
+    model.encode(["warm-up"])
+    old = new = 0.0
+    for _ in range(rounds):
+        old = max(old, _best_rate(lambda t: encode_v1(model, t), picked, 1))
+        new = max(new, _best_rate(model.encode_corpus, picked, 1))
+    return old, new, len(picked)
+
+
+def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
+    import faiss
+    import numpy as np
+
+    from retrieval import RetrievalQuery, get_retriever
+    from retrieval.graph_view import GraphView
+    from retrieval.hybrid import HybridRetriever
+    from retrieval.index import GraphIndex
+
+    print(f"\n== {entities} entities ({describe_machine()}) ==")
+    graph = _graph(args.work, entities)
+    view = GraphView.of(graph)
+    texts = view.node_texts() + view.edge_texts()
+    n_edges = len(view.edge_ids)
+    print(f"  texts to embed: {len(texts)} ({len(view.node_ids)} nodes + {n_edges} edges)")
+
+    # -- build ---------------------------------------------------------------------------------------------
+    old_tps, new_tps, n_sample = embedding_rates(model, texts, args.sample, args.rounds)
+    print(
+        f"  {model.model_id} on the same {n_sample} of these texts, alternated, best of {args.rounds}: "
+        f"baseline {old_tps:.1f} texts/s (4-row passes per token count), new {new_tps:.1f} texts/s "
+        f"(length-sorted {64}-row batches)"
+    )
+    started = time.perf_counter()
+    index = GraphIndex.build(view, vectors_embedder)
+    stats = index.stats()
+    ann_s = float(stats["build_seconds"]) - float(stats["embed_seconds"])
+    started = time.perf_counter()
+    for table in (index.node_vectors, index.edge_vectors):
+        flat = faiss.IndexFlatIP(table.shape[1])
+        flat.add(np.ascontiguousarray(table, dtype=np.float32))
+        del flat
+    flat_s = time.perf_counter() - started
+    base_build = len(texts) / old_tps + flat_s
+    new_build = len(texts) / new_tps + ann_s
+    print(
+        f"  build, baseline: {base_build:.0f} s = {len(texts)} texts at {old_tps:.1f}/s (extrapolated) "
+        f"+ FAISS flat {flat_s:.1f} s (measured)"
+    )
+    print(
+        f"  build, new:      {new_build:.0f} s = {len(texts)} texts at {new_tps:.1f}/s (extrapolated) "
+        f"+ search structures {ann_s:.1f} s (measured: nodes {stats['node_search']}, edges {stats['edge_search']})"
+    )
+    build_ratio = base_build / new_build
+    print(f"  build speed-up: {build_ratio:.2f}x (goal >= {BUILD_GOAL:.0f}x)")
+
+    # -- memory ------------------------------------------------------------------------------------------
+    hybrid = HybridRetriever(view, embedder=vectors_embedder, index=index)
+    dim = int(stats["dim"])
+    arrays = hybrid.memory_bytes() / max(n_edges, 1)
+    new_extra = int(stats["ann_bytes"]) / max(n_edges, 1) + arrays
+    base_extra = 4 * dim + 8 * dim + arrays  # FAISS flat copy + float64 copy + the same arrays
+    print(
+        f"  memory per edge beyond the raw vectors ({4 * dim} B at {dim} dims): baseline {base_extra:.0f} B "
+        f"(FAISS flat copy {4 * dim} + float64 copy {8 * dim} + arrays {arrays:.0f}; its queries also make "
+        f"batch x edges float64 matrices), new {new_extra:.0f} B (search structures + arrays; goal <= {MEMORY_GOAL} B)"
+    )
+
+    # -- latency and recall ------------------------------------------------------------------------------
+    pairs = graphrag_synth.questions(graph, args.questions, seed=1)
+    queries = [RetrievalQuery(question=q) for q, _ in pairs]
+    truth = [t for _, t in pairs]
+    streamed = queries[: args.keyword_questions]
+    keyword = get_retriever("keyword", view)
+    kw_lat, kw_res = _stream(keyword, streamed, args.k)
+    vectors_embedder.encode([q.question for q in queries])  # question vectors cached: retrieval alone
+    lat, res = _stream(hybrid, streamed, args.k)
+    started = time.perf_counter()
+    batch_res = hybrid.retrieve_many(queries, k=args.k)
+    batch_s = (time.perf_counter() - started) / len(queries)
+    same = batch_res[: len(res)] == res
+    embed_lat = []
+    for query in streamed[: args.embed_questions]:
+        t0 = time.perf_counter()
+        model.encode([query.question + " (timing)"])
+        embed_lat.append(time.perf_counter() - t0)
+    ep50, emean = _pct(embed_lat)
+    kp50, kmean = _pct(kw_lat)
+    hp50, hmean = _pct(lat)
+    print(f"  {'per question':<30} {'p50 ms':>9} {'mean ms':>9}   recall@{args.k}")
+    print(
+        f"  {'keyword scan':<30} {kp50 * 1e3:>9.3f} {kmean * 1e3:>9.3f}   {_recall(kw_res, truth[: len(kw_res)]):.3f}"
+    )
+    print(
+        f"  {'hybrid (question vector given)':<30} {hp50 * 1e3:>9.3f} {hmean * 1e3:>9.3f}   "
+        f"{_recall(res, truth[: len(res)]):.3f}"
+    )
+    print(
+        f"  {'hybrid batched, per question':<30} {'':>9} {batch_s * 1e3:>9.3f}   {_recall(batch_res, truth):.3f}"
+    )
+    print(f"  {'+ embedding one question':<30} {ep50 * 1e3:>9.3f} {emean * 1e3:>9.3f}   ({model.model_id})")
+    out = {
+        "build_ratio": build_ratio,
+        "bytes_per_edge": new_extra,
+        "latency_ratio": kmean / hmean,
+        "batched_ratio": kmean / batch_s,
+        "cold_ratio": kmean / (hmean + emean),
+    }
+    if entities <= args.baseline_max:
+        from baseline.hybrid_v1 import HybridRetriever as BaselineHybrid
+        from baseline.index_v1 import GraphIndex as BaselineIndex
+
+        nodes64, edges64 = np.asarray(index.node_vectors), np.asarray(index.edge_vectors)
+        old_index = BaselineIndex(
+            content_hash=view.content_hash,
+            model_id=vectors_embedder.model_id,
+            node_vectors=nodes64,
+            edge_vectors=edges64,
+            node_index=BaselineIndex._flat(nodes64),
+            edge_index=BaselineIndex._flat(edges64),
+        )
+        baseline = BaselineHybrid(view, embedder=vectors_embedder, index=old_index)
+        base_lat, base_res = _stream(baseline, streamed, args.k)
+        bp50, bmean = _pct(base_lat)
+        print(
+            f"  {'baseline hybrid (vector given)':<30} {bp50 * 1e3:>9.3f} {bmean * 1e3:>9.3f}   "
+            f"{_recall(base_res, truth[: len(base_res)]):.3f}"
+        )
+        out["baseline_latency_ratio"] = bmean / hmean
+        del baseline, old_index
+        gc.collect()
+    print(
+        f"  keyword / hybrid: {out['latency_ratio']:.1f}x with the question vector given, "
+        f"{out['batched_ratio']:.1f}x batched, {out['cold_ratio']:.1f}x including one {model.model_id} question "
+        f"embedding (goal >= {LATENCY_GOAL:.0f}x at 30k and 100k); batch == one at a time: {same}"
+    )
+    if args.neo4j and entities <= args.neo4j_max:
+        out.update(_neo4j(graph, vectors_embedder, streamed[: args.neo4j_questions], res, args, kmean))
+    return out
+
+
+def _neo4j(graph, embedder, queries, expected, args, keyword_mean: float) -> dict[str, float]:
+    from graph.neo4j import Neo4jSettings, open_driver
+    from graph.neo4j.push import push_graph
+    from retrieval import get_retriever
+    from retrieval.neo4j_hybrid import push_embeddings
+
+    settings = Neo4jSettings.resolve()
+    with open_driver(settings) as driver:
+        started = time.perf_counter()
+        push_graph(driver, graph, settings.database)
+        import os
+
+        os.environ.setdefault("KARMA_CACHE_DIR", str(args.work / "cache"))
+        report = push_embeddings(driver, graph, embedder, settings.database)
+        print(
+            f"  neo4j: graph + {report.nodes + report.relationships} vectors pushed in {time.perf_counter() - started:.1f} s"
+        )
+        retriever = get_retriever("neo4j-hybrid", None, embedder=embedder, driver=driver, settings=settings)
+        lat, res = _stream(retriever, queries, args.k)
+        p50, mean = _pct(lat)
+        same = sum(a == b for a, b in zip(res, expected, strict=False))
+        print(
+            f"  {'neo4j-hybrid, cached':<24} {p50 * 1e3:>9.3f} {mean * 1e3:>9.3f}   "
+            f"(keyword / neo4j-hybrid {keyword_mean / mean:.2f}x); same facts as the in-memory hybrid: "
+            f"{same}/{len(res)}"
+        )
+    return {"neo4j_ms": mean * 1e3}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="3000,30000,100000", help="Entity counts, comma-separated.")
+    parser.add_argument(
+        "--questions", type=int, default=1000, help="Questions for the batched pass and recall."
+    )
+    parser.add_argument("--keyword-questions", type=int, default=200, help="Questions timed one at a time.")
+    parser.add_argument(
+        "--sample", type=int, default=256, help="Texts whose embedding throughput is measured."
+    )
+    parser.add_argument(
+        "--baseline-max", type=int, default=30000, help="Largest size the old dense scoring runs at."
+    )
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--neo4j", action="store_true", help="Also push each graph and time neo4j-hybrid.")
+    parser.add_argument("--neo4j-questions", type=int, default=50)
+    parser.add_argument("--neo4j-max", type=int, default=30000, help="Largest size pushed to Neo4j.")
+    parser.add_argument("--rounds", type=int, default=2, help="Alternated rounds of the throughput sample.")
+    parser.add_argument("--embed-questions", type=int, default=20, help="Questions timed through the model.")
+    parser.add_argument(
+        "--vectors",
+        choices=("hashing", "model"),
+        default="hashing",
+        help="Vectors of the full graphs for latency/memory/recall: 384-dim HashingEmbedder (fast; the "
+        "default on a shared 2-core machine) or the model itself (embeds every text).",
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval_scale"))
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    print(describe_machine())
+    from retrieval.embed import Embedder, HashingEmbedder
+
+    model = Embedder()
+    model.encode(["warm-up"])
+    vectors = model if args.vectors == "model" else HashingEmbedder(model.dim)
+    print(f"full-graph vectors: {vectors.model_id}; embedding throughput: {model.model_id}")
+    summary = {}
+    for size in [int(s) for s in args.sizes.split(",") if s.strip()]:
+        summary[size] = run_size(size, args, model, vectors)
+    print("\nsummary (ratios measured in this run):")
+    for size, values in summary.items():
+        print(f"  {size}: " + ", ".join(f"{key} {value:.1f}" for key, value in values.items()))
+    print(describe_machine())
+
+
+if __name__ == "__main__":
+    main()
