@@ -59,8 +59,10 @@ def synth(
     """Generate a synthetic Karma-MV world whose causal rules are known.
 
     Writes <video_id>_qa.json and <video_id>_causal_features.json (published formats),
-    ground_truth.json (true causal edges, planted non-causal pairs), question_truth.jsonl
-    (each question's true cause and effect events) and world.json.
+    ground_truth.json (true causal edges, planted non-causal pairs), rules.json (the same truth rule
+    by rule, for karma graph score --truth), question_truth.jsonl (each question's true cause and
+    effect events) and world.json. data/worlds/contrary.yaml is a second world with other conventions
+    (state effects, an aggregated action rule, aliased feature keys, paraphrased options).
 
     With --media, also mp4 scene clips with audio (clips/<video_id>/scene_NNN.mp4) and full
     videos with hard cuts (videos/<video_id>.mp4). See docs/synth.md.
