@@ -20,7 +20,7 @@ import numpy as np
 
 from karma.core.atomic import publish
 from karma.core.hashing import file_sha256
-from karma.core.media import MediaError, MediaInfo
+from karma.core.media import MediaError, MediaInfo, decode_audio
 from karma.core.media import probe as probe
 from karma.core.paths import cache_root
 
@@ -153,25 +153,14 @@ def read_audio(path: str | Path, sample_rate: int = 16_000, mono: bool = True) -
     Returns an empty array when the clip has no audio stream. PyAV decodes AAC in whole frames, so the
     result is trimmed to the stream's duration.
     """
-    import av
-
     info = probe(path)
     channels = 1 if mono else (info.audio_channels or 1)
     if not info.has_audio:
         return np.zeros(0 if mono else (channels, 0), dtype=np.float32)
-    layout = "mono" if channels == 1 else "stereo"
-    resampler = av.AudioResampler(format="fltp", layout=layout, rate=sample_rate)
-    chunks: list[np.ndarray] = []
-    with av.open(str(info.path)) as container:
-        stream = container.streams.audio[0]
-        duration = float(stream.duration * stream.time_base) if stream.duration else info.duration_s
-        for frame in container.decode(stream):
-            for out in resampler.resample(frame):
-                chunks.append(out.to_ndarray())
-        for out in resampler.resample(None):
-            chunks.append(out.to_ndarray())
-    audio = np.concatenate(chunks, axis=1) if chunks else np.zeros((channels, 0), dtype=np.float32)
-    audio = audio[:, : round(duration * sample_rate)].astype(np.float32)
+    decoded = decode_audio(info.path, sample_rate, "mono" if channels == 1 else "stereo")
+    assert decoded is not None  # probe saw an audio stream
+    audio, duration = decoded
+    audio = audio[:, : round((duration or info.duration_s) * sample_rate)]
     return audio[0] if mono else audio
 
 

@@ -61,24 +61,12 @@ class AudioTrack:
 
 def decode_audio(path: str | Path, sample_rate: int) -> AudioTrack | None:
     """The first audio stream resampled to ``sample_rate`` (mono or stereo); None if there is none."""
-    import av
+    from karma.core.media import decode_audio as decode
 
-    with av.open(str(path)) as container:
-        if not container.streams.audio:
-            return None
-        stream = container.streams.audio[0]
-        layout = "mono" if stream.codec_context.channels == 1 else "stereo"
-        resampler = av.AudioResampler(format="fltp", layout=layout, rate=sample_rate)
-        chunks = []
-        for frame in container.decode(stream):
-            chunks += [f.to_ndarray() for f in resampler.resample(frame)]
-        chunks += [f.to_ndarray() for f in resampler.resample(None)]
-        duration = None
-        if stream.duration is not None and stream.time_base is not None:
-            duration = float(stream.duration * stream.time_base)
-    if not chunks:
+    decoded = decode(path, sample_rate)
+    if decoded is None or decoded[0].shape[1] == 0:
         return None
-    samples = np.concatenate(chunks, axis=1).astype(np.float32)
+    samples, duration = decoded
     if duration is not None:
         samples = samples[:, : max(1, round(duration * sample_rate))]
     return AudioTrack(samples=samples, sample_rate=sample_rate)

@@ -1,6 +1,7 @@
 """Media I/O shared by the synthesizer, the extractor and the VLM inputs: one probe, one error.
 
-:func:`probe` reads a file's stream facts with PyAV (no frame decoding). Every media failure is a
+:func:`probe` reads a file's stream facts with PyAV (no frame decoding); :func:`decode_audio` decodes
+and resamples its audio. Every media failure is a
 :class:`~karma.core.errors.MediaError` naming the file. PyAV is imported on first use, so importing
 this module stays cheap.
 """
@@ -9,10 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from karma.core.errors import MediaError
 
-__all__ = ["MediaError", "MediaInfo", "probe"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["MediaError", "MediaInfo", "decode_audio", "probe"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +79,37 @@ def probe(path: str | Path) -> MediaInfo:
         raise
     except Exception as exc:  # PyAV raises many FFmpeg error classes; all mean "unreadable"
         raise MediaError(f"{path}: cannot open as video: {type(exc).__name__}: {exc}") from exc
+
+
+def decode_audio(
+    path: str | Path, sample_rate: int, layout: str | None = None
+) -> tuple[np.ndarray, float | None] | None:
+    """The first audio stream resampled to ``sample_rate``: ``(samples (channels, n) float32, stream
+    duration in seconds or None)``; None when the file has no audio stream.
+
+    ``layout`` is ``"mono"`` or ``"stereo"``; by default the stream's own (mono for one channel, else
+    stereo). PyAV decodes AAC in whole 1,024-sample frames, so callers trim to the duration.
+    """
+    import av
+    import numpy as np
+
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.audio:
+                return None
+            stream = container.streams.audio[0]
+            if layout is None:
+                layout = "mono" if stream.codec_context.channels == 1 else "stereo"
+            resampler = av.AudioResampler(format="fltp", layout=layout, rate=sample_rate)
+            chunks = [
+                out.to_ndarray() for frame in container.decode(stream) for out in resampler.resample(frame)
+            ]
+            chunks += [out.to_ndarray() for out in resampler.resample(None)]
+            duration = None
+            if stream.duration is not None and stream.time_base is not None:
+                duration = float(stream.duration * stream.time_base)
+    except av.error.FFmpegError as exc:
+        raise MediaError(f"{path}: cannot decode the audio: {exc}") from exc
+    channels = 1 if layout == "mono" else 2
+    samples = np.concatenate(chunks, axis=1) if chunks else np.zeros((channels, 0), dtype=np.float32)
+    return samples.astype(np.float32), duration
