@@ -33,6 +33,9 @@ class Dataset(BaseModel):
     """Video id -> scene id -> feature fields that could not be read (dropped; the scene is kept)."""
     questions_removed_for_features: int = 0
     """Valid questions removed because a scene they need has a feature problem (LLM runs only)."""
+    feature_gap_transitions: list[str] = Field(default_factory=list)
+    """Transition ids kept although a scene of theirs has a feature problem (runs that do not read
+    features); the graph is built without them (see :meth:`graph_transitions`)."""
 
     @property
     def errors(self) -> list[DataProblem]:
@@ -50,6 +53,12 @@ class Dataset(BaseModel):
     @property
     def video_ids(self) -> list[str]:
         return sorted({t.video_id for t in self.transitions} | set(self.features))
+
+    def graph_transitions(self) -> list[Transition]:
+        """The transitions a graph may be built from: all but those with a feature problem, so a VLM
+        run's graph has the same statistics as an LLM run's on the same files."""
+        gaps = set(self.feature_gap_transitions)
+        return [t for t in self.transitions if t.transition_id not in gaps] if gaps else self.transitions
 
     def iter_questions(self) -> list[tuple[Transition, Question]]:
         """Every (transition, question) pair in a stable order."""
@@ -152,6 +161,7 @@ def load_dataset(
                 problems,
                 required=features_required,
                 feature_file=feature_file_of.get(result.video_id),
+                gaps=dataset.feature_gap_transitions,
             )
             dataset.questions_removed_for_features += before - sum(len(t.questions) for t in transitions)
         dataset.problems.extend(problems)
@@ -183,6 +193,7 @@ def _check_scenes(
     *,
     required: bool = True,
     feature_file: str | None = None,
+    gaps: list[str] | None = None,
 ) -> list[Transition]:
     """Cross-file check: every scene a transition names must be in the video's feature file, readable.
 
@@ -248,4 +259,6 @@ def _check_scenes(
                 )
         if not required or not (missing or unreadable):
             kept.append(transition)
+            if (missing or unreadable) and gaps is not None:
+                gaps.append(transition.transition_id)
     return kept

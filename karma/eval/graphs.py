@@ -78,7 +78,7 @@ class GraphPlan:
 
         exclude = self.excluded_videos(key)
         return build_graph(
-            self.dataset.transitions, self.dataset.features, BuildConfig(exclude_videos=exclude)
+            self.dataset.graph_transitions(), self.dataset.features, BuildConfig(exclude_videos=exclude)
         )
 
     def training_videos(self, video_id: str) -> set[str]:

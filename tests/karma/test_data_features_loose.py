@@ -202,6 +202,8 @@ def test_feature_problems_never_remove_vlm_questions(tmp_path: Path) -> None:
     vlm = load_dataset(folder, features_required=False)  # strict, and still nothing is rejected
     assert vlm.questions_kept == 9 and not vlm.errors and vlm.questions_removed_for_features == 0
     assert any(p.field == "Moods" and p.severity == "warning" for p in vlm.problems)
+    # The graph is still built only from transitions whose features are all there.
+    assert vlm.feature_gap_transitions == ["v/t000", "v/t001", "v/t002"] and vlm.graph_transitions() == []
 
 
 def test_feature_problems_remove_llm_questions_with_a_located_error(tmp_path: Path) -> None:
