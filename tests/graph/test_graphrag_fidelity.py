@@ -136,3 +136,16 @@ def test_imported_fact_lines_show_the_relationship_description(tmp_path: Path) -
     lines = [fact_line(view, graph.edges[edge_id]) for edge_id in view.edge_ids]
     for description in PLAIN_RELATIONSHIPS["description"]:
         assert sum(description in line for line in lines) == 1, lines
+
+
+@pytest.mark.parametrize("retriever", ["karma-keyword", "keyword"])
+def test_imported_descriptions_reach_the_prompt_block(tmp_path: Path, retriever: str) -> None:
+    from retrieval import RetrievalQuery, get_retriever, serialize_facts
+
+    graph = read_graphrag(*write_tables(tmp_path, PLAIN_ENTITIES, PLAIN_RELATIONSHIPS))
+    result = get_retriever(retriever, graph).retrieve(
+        RetrievalQuery(question="brightness loudness tempo"), k=10
+    )
+    block = serialize_facts(result, budget_tokens=None)
+    for description in PLAIN_RELATIONSHIPS["description"]:
+        assert block.count(description) == 1, block
