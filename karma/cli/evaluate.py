@@ -208,6 +208,7 @@ def eval_command(
         _print_summary(Path(config.out))
         if report_too:
             typer.echo(f"report: {write_report([config.out])}")
+        _refuse_backend_errors(Path(config.out), allow_backend_errors)
         return
     try:
         summary = run_evaluation(config, progress=progress)
@@ -227,12 +228,19 @@ def eval_command(
     _print_summary(Path(summary.run_dir))
     if report_too:
         typer.echo(f"report: {write_report([summary.run_dir])}")
-    if summary.backend_errors and not allow_backend_errors:
-        from karma.core.errors import RunError
+    _refuse_backend_errors(Path(summary.run_dir), allow_backend_errors)
 
+
+def _refuse_backend_errors(run_dir: Path, allow: bool) -> None:
+    """Exit 1 when (question, arm) pairs of the run still hold a backend error, unless allowed."""
+    from karma.core.errors import RunError
+    from karma.eval.runner import backend_error_count
+
+    errors = backend_error_count(json.loads((run_dir / "results.json").read_text()))
+    if errors and not allow:
         raise RunError(
-            f"{summary.backend_errors} request(s) of {summary.run_dir} failed in the backend (no answer came "
-            "back; counted as wrong); rerun the same command to retry them, or pass --allow-backend-errors"
+            f"{errors} request(s) of {run_dir} failed in the backend (no answer came back; counted as "
+            "wrong); rerun the same command to retry them, or pass --allow-backend-errors"
         )
 
 
