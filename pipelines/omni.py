@@ -158,6 +158,19 @@ def chunk_bounds(positions: np.ndarray, tokens_per_chunk: int) -> list[tuple[int
     return bounds
 
 
+def processor_audio_kwargs(flag: bool) -> dict[str, bool]:
+    """The ``Qwen2_5OmniProcessor`` keyword that interleaves each video's audio, by version:
+    ``use_audio_in_video`` up to transformers 5.24, ``load_audio_from_video`` from 5.25 on (5.24
+    maps the old name to the new one with a deprecation warning; 5.25 drops it)."""
+    from transformers.models.qwen2_5_omni import processing_qwen2_5_omni as processing
+
+    names: set[str] = set()
+    for cls in processing.Qwen2_5OmniProcessorKwargs.__mro__:
+        names |= set(getattr(cls, "__annotations__", {}))
+    key = "load_audio_from_video" if "load_audio_from_video" in names else "use_audio_in_video"
+    return {key: flag}
+
+
 def _maybe_path(url: str | None) -> Path | None:
     return clip_path_from_url(url) if url else None
 
