@@ -1,0 +1,185 @@
+"""karma's tasks as inspect_ai tasks, and karma's backends as an inspect_ai model provider.
+
+* ``karma_inspect_task(name, data, arm=...)`` builds an inspect ``Task``: one ``Sample`` per item
+  whose input is exactly the chat karma's own runner would send (system prompt, media parts, user
+  text), the solver ``generate()``, and a scorer that reads the letter with karma's
+  ``parse_answer`` (so accuracy means the same as in ``karma eval``).
+* The ``karma`` model provider (``--model karma/<backend>``, ``-M key=value`` for backend options)
+  answers inspect's requests with ``pipelines.backends.get_backend(<backend>)``; importing this
+  module registers it, and the ``inspect_ai`` entry point in pyproject.toml does so for the CLI.
+
+Run: ``inspect eval karma/tasks/inspect_tasks.py@wildscore -T data=DIR -T arm=text_only
+--model karma/llamacpp --limit 5`` and ``inspect view`` on the log folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    ContentVideo,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    modelapi,
+)
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+from inspect_ai.solver import TaskState, generate
+
+from karma.tasks import get_task
+
+
+def _to_inspect(request: Any) -> list[Any]:
+    """karma ChatRequest messages -> inspect chat messages (text, image and video parts)."""
+    out: list[Any] = []
+    for message in request.messages:
+        if isinstance(message.content, str):
+            content: Any = message.content
+        else:
+            content = []
+            for part in message.content:
+                if part.type == "text":
+                    content.append(ContentText(text=part.text or ""))
+                elif part.type == "image_url":
+                    content.append(ContentImage(image=part.url or ""))
+                elif part.type == "video_url":
+                    content.append(ContentVideo(video=part.url or "", format="mp4"))
+                else:
+                    raise ValueError(f"part type {part.type} has no inspect_ai equivalent")
+        cls = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}[
+            message.role
+        ]
+        out.append(cls(content=content))
+    return out
+
+
+def _to_karma(messages: list[Any], config: GenerateConfig) -> Any:
+    """inspect chat messages -> one karma ChatRequest."""
+    from pipelines.backends.base import ChatMessage, ChatRequest, ContentPart
+
+    converted = []
+    for message in messages:
+        if isinstance(message.content, str):
+            content: Any = message.content
+        else:
+            content = []
+            for part in message.content:
+                if isinstance(part, ContentText):
+                    content.append(ContentPart(type="text", text=part.text))
+                elif isinstance(part, ContentImage):
+                    content.append(ContentPart(type="image_url", url=part.image))
+                elif isinstance(part, ContentVideo):
+                    content.append(ContentPart(type="video_url", url=part.video))
+        role = message.role if message.role in ("system", "user", "assistant") else "user"
+        converted.append(ChatMessage(role=role, content=content))
+    return ChatRequest(
+        messages=converted,
+        max_tokens=config.max_tokens or 8,
+        temperature=config.temperature or 0.0,
+        seed=config.seed or 0,
+    )
+
+
+@modelapi(name="karma")
+class KarmaModelAPI(ModelAPI):
+    """inspect_ai model provider ``karma/<backend>`` backed by a karma backend."""
+
+    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
+                 config: GenerateConfig = GenerateConfig(), **model_args: Any) -> None:  # fmt: skip
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        from pipelines.backends import get_backend
+
+        options = dict(model_args)
+        if base_url:
+            options["base_url"] = base_url
+        self.backend = get_backend(model_name, **options)
+
+    async def generate(
+        self, input: list[Any], tools: list[Any], tool_choice: Any, config: GenerateConfig
+    ) -> ModelOutput:
+        request = _to_karma(input, config)
+        (completion,) = await asyncio.to_thread(self.backend.generate, [request])
+        if completion.error:
+            return ModelOutput.from_content(
+                model=self.backend.model_id, content="", stop_reason="unknown", error=completion.error
+            )
+        stop = "max_tokens" if completion.finish_reason == "length" else "stop"
+        return ModelOutput.from_content(
+            model=self.backend.model_id, content=completion.text, stop_reason=stop
+        )
+
+    def max_connections(self) -> int:
+        return int(getattr(self.backend, "max_concurrency", 1) or 1)
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def karma_choice():  # type: ignore[no-untyped-def]
+    """Correct when karma's ``parse_answer`` reads the target letter from the completion."""
+    from pipelines.parsing import parse_answer
+
+    async def score(state: TaskState, target: Target) -> Score:
+        options = state.metadata["options"]
+        parsed = parse_answer(state.output.completion, letters=list(options), options=options)
+        right = parsed.letter is not None and parsed.letter == target.text
+        return Score(
+            value=CORRECT if right else INCORRECT,
+            answer=parsed.letter,
+            explanation=f"parse {parsed.status} ({parsed.rule})",
+            metadata={"parse_status": parsed.status},
+        )
+
+    return score
+
+
+def karma_inspect_task(
+    name: str, data: str, *, arm: str | None = None, limit: int | None = None, max_tokens: int = 8,
+    media_dir: str | None = None, **task_options: Any,
+) -> Task:  # fmt: skip
+    """The registered task ``name`` on ``data`` as an inspect_ai Task (one arm)."""
+    task = get_task(name, **task_options)
+    items = task.load(data).items
+    items = items[:limit] if limit else items
+    if name == "karma-mv":
+        from karma.tasks.karma_mv import karma_mv_requests
+
+        requests = karma_mv_requests(data, max_tokens=max_tokens)
+        arm = arm or "off"
+        if arm != "off":
+            raise ValueError(
+                "karma-mv in inspect_ai runs the graph-off arm (graph-on needs `karma eval` folds)"
+            )
+        make = lambda item: requests[item.id]  # noqa: E731
+    else:
+        arm = task.check_arms([arm or task.arms[0]])[0]
+        folder = Path(media_dir) if media_dir else Path(data).resolve().parent / ".karma-media"
+        make = lambda item: task.request(item, arm, max_tokens=max_tokens, media_dir=folder)  # noqa: E731
+    samples = [
+        Sample(
+            id=item.id,
+            input=_to_inspect(make(item)),
+            target=item.answer,
+            metadata={
+                "options": item.options,
+                "category": item.category,
+                "cluster_id": item.cluster_id,
+                "arm": arm,
+            },
+        )
+        for item in items
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name=f"{name}-{arm}"),
+        solver=generate(),
+        scorer=karma_choice(),
+        config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),
+        name=f"karma-{name}-{arm}",
+    )
