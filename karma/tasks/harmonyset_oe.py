@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, Field
 
+from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash, sha256_text
 from karma.eval.jsonl import JsonlAppender, read_jsonl
@@ -305,5 +306,7 @@ def summarize_judgments(run_dir: Path) -> dict[str, Any]:
         "judge_templates": sorted({j.judge_template for j in records}),
         "judgments_hash": canonical_hash(sorted(j.model_dump_json() for j in records), 16),
     }
-    (Path(run_dir) / "judge_results.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(
+        Path(run_dir) / "judge_results.json", json.dumps(result, indent=2, sort_keys=True) + "\n"
+    )
     return result

@@ -87,6 +87,8 @@ class TaskSample(BaseModel):
     """The item's subcategory."""
     cluster_id: str
     """Bootstrap resampling unit."""
+    groups: dict[str, str] = Field(default_factory=dict)
+    """Extra reporting splits from the item's published fields (WildScore ``preference``, ``difficulty``)."""
     k: int
     """Number of options of the item."""
     answer: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from karma.core.atomic import atomic_write_text
 from karma.tasks.results import OVERALL
 
 
@@ -96,7 +97,14 @@ def task_report_lines(label: str, config: dict[str, Any], results: dict[str, Any
     if not task.get("paper_comparable", True):
         lines.append("- **not comparable to the paper** (see docs/tasks.md for why)")
     lines += ["", "### Accuracy (%)", "", *overall_rows(results), ""]
-    for level, title in (("by_category", "Per category"), ("by_subcategory", "Per subcategory")):
+    extra = {k for arm in results.get("arms", {}).values() for k in arm} - {
+        OVERALL,
+        "by_category",
+        "by_subcategory",
+    }
+    levels = [("by_category", "Per category"), ("by_subcategory", "Per subcategory")]
+    levels += [(k, "Per " + k.removeprefix("by_")) for k in sorted(extra)]
+    for level, title in levels:
         table = accuracy_rows(results, level)
         if table:
             lines += [f"### {title}", "", *table, ""]
@@ -127,5 +135,5 @@ def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path
         results = json.loads((run_dir / "results.json").read_text())
         lines += task_report_lines(run_dir.name, config, results)
     path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return path

@@ -108,6 +108,11 @@ def aggregate_task(
                 for c, rs in _groups(records, lambda r: r.subcategory).items()
             },
         }
+        for key in sorted({k for r in records for k in r.groups}):
+            payload["arms"][arm][f"by_{key}"] = {
+                g: arm_stats(rs, resamples, seed)
+                for g, rs in _groups(records, lambda r, key=key: r.groups.get(key)).items()
+            }
     by_key = {r.key: r for r in samples}
     paired: dict[str, Any] = {}
     for first, second in combinations([a for a in arms if a in payload["arms"]], 2):

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.eval.jsonl import JsonlAppender, read_jsonl
@@ -180,6 +181,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
                             category=item.category,
                             subcategory=item.subcategory,
                             cluster_id=item.cluster_id,
+                            groups=dict(item.meta),
                             k=item.k,
                             answer=item.answer,
                             prompt_hash=request_hash(request),
@@ -215,9 +217,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def finalize_task(run_dir: Path) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Published format (HF ``GM77/WildScore``): ``data.csv`` beside ``images/``, one r
 ``image`` (repo-relative path such as ``images/qo3i7b.jpg``), ``question``, ``final_options`` (a
 JSON string: a dict ``{"A": ..., "B": ...}`` or a list, list -> A, B, ...) and ``truth_letter``
 (upper case). The category / subcategory / preference column names are not confirmed in the notes;
-karma reads ``category``, ``subcategory`` and (optional) ``preference`` and accepts the paper's full
+karma reads ``category``, ``subcategory`` and (optional) ``preference`` / ``difficulty`` and accepts the paper's full
 names or its codes (``HT``, ``CP``, ...). Arms: ``image`` (image + text, the paper's first system
 prompt) and ``text_only`` (the second), paired on the same items.
 """
@@ -43,6 +43,8 @@ TAXONOMY: dict[str, tuple[str, dict[str, str]]] = {
 }
 SUBCATEGORY_PARENT = {sub: cat for cat, (_, subs) in TAXONOMY.items() for sub in subs}
 PREFERENCES = {"human": "human", "llm": "llm", "language-model": "llm", "lm": "llm"}
+DIFFICULTIES = ("easy", "medium", "hard")
+"""The paper's LLM-rated difficulty tiers (Easy 191, Medium 573, Hard 43); optional column ``difficulty``."""
 FULL_SET = 807
 """Rows of the published data.csv (checked in strict mode with ``expect_full=True``)."""
 
@@ -170,6 +172,11 @@ class WildScoreTask(Task):
             if pref is None:
                 return problem("preference", f"{row['preference']!r} is not human or llm")
             meta["preference"] = pref
+        if row.get("difficulty"):
+            difficulty = row["difficulty"].strip().lower()
+            if difficulty not in DIFFICULTIES:
+                return problem("difficulty", f"{row['difficulty']!r} is not one of {', '.join(DIFFICULTIES)}")
+            meta["difficulty"] = difficulty
         item_id = f"{row_number:04d}-{Path(image).stem}"
         if item_id in seen_ids:
             return problem("image", f"duplicate item id {item_id}")

@@ -43,7 +43,8 @@ def test_registered_and_loads_the_published_columns():
     by_id = {i.id: i for i in data.items}
     listed = by_id["0002-syn002"]  # final_options as a JSON list -> A, B
     assert listed.options == {"a": "Yes, iv from the parallel minor", "b": "No"} and listed.k == 2
-    assert listed.category == "HT" and listed.subcategory == "MM" and listed.meta == {"preference": "llm"}
+    assert listed.category == "HT" and listed.subcategory == "MM"
+    assert listed.meta == {"preference": "llm", "difficulty": "medium"}
     first = by_id["0001-syn001"]  # full names are read as the paper's codes
     assert (first.category, first.subcategory, first.answer, first.k) == ("HT", "CP", "a", 4)
     assert Path(first.media["image"]).is_file()
@@ -60,6 +61,7 @@ def test_registered_and_loads_the_published_columns():
         ("category", "Counterpoint", "category", "not one of the 5"),
         ("subcategory", "Metric Structure", "subcategory", "belongs to RM, not HT"),
         ("image", "images/missing.png", "image", "not found"),
+        ("difficulty", "trivial", "difficulty", "not one of easy, medium, hard"),
     ],
 )
 def test_a_broken_row_is_named_by_file_row_and_field(tmp_path, column, value, field, reason):
@@ -187,3 +189,20 @@ def test_chance_is_the_mean_of_one_over_k():
         sum(1 / k for k in ks) / len(ks)
     )
     assert results["arms"]["text_only"]["overall"]["chance"] != pytest.approx(0.25)
+
+
+def test_the_549_human_preference_subset_is_reported_beside_the_full_set():
+    """Six of seven Table 3 rows fit the 549 human-preference items: the preference split shows them."""
+    human = _records(SET_549, "image")
+    llm = _records({("HT", "CP"): (100, 258)}, "image")  # the 258 LLM-judged items (counts made up)
+    for record in human:
+        record.groups["preference"] = "human"
+    for record in llm:
+        record.item_id, record.cluster_id = "llm-" + record.item_id, "llm-" + record.cluster_id
+        record.groups["preference"] = "llm"
+    results = aggregate_task(human + llm, task="wildscore", arms=["image"], resamples=100)
+    image = results["arms"]["image"]
+    assert image["overall"]["n"] == 807 and _pct(image["by_preference"]["human"]) == "68.31"
+    assert image["by_preference"]["llm"]["n"] == 258
+    report = "\n".join(task_report_lines("x", {"task": {}, "hashes": {}}, results))
+    assert "### Per preference" in report and "| human | 68.31 [" in report
