@@ -81,6 +81,15 @@ NODE_SEED_QUERY = (
     "ORDER BY sim DESC, id ASC LIMIT $n "
     "WITH id, sim WHERE sim >= $min_similarity RETURN id, sim"
 )
+NODE_SEED_EXACT_QUERY = (
+    f"MATCH (node:{NODE_LABEL}) WHERE node.embedding IS NOT NULL "
+    "WITH node, vector.similarity.cosine(node.embedding, $vec) AS c WHERE c IS NOT NULL "
+    "ORDER BY c DESC LIMIT $candidates "
+    "WITH node.id AS id, node.embedding AS emb "
+    f"WITH id, {_dot('emb', 'vec')} AS sim "
+    "ORDER BY sim DESC, id ASC LIMIT $n "
+    "WITH id, sim WHERE sim >= $min_similarity RETURN id, sim"
+)
 SPREAD_QUERY = (
     "CALL { "
     f"UNWIND $frontier AS f MATCH (:{NODE_LABEL} {{id: f.id}})-[r]->(v:{NODE_LABEL}) WHERE type(r) IN $types "
@@ -90,14 +99,31 @@ SPREAD_QUERY = (
     f"RETURN v.id AS id, f.act * (({_STRENGTH}) * $decay) AS a "
     "} RETURN id, sum(a) AS a"
 )
+_EDGE_SEEDS_INDEX = (
+    "UNWIND $rel_indexes AS idx "
+    "CALL db.index.vector.queryRelationships(idx, $candidates, $vec) YIELD relationship "
+    "WITH relationship AS r, relationship.embedding AS emb "
+)
+_EDGE_SEEDS_EXACT = (
+    f"MATCH (:{NODE_LABEL})-[x]->(:{NODE_LABEL}) WHERE size($rel_indexes) > 0 AND type(x) IN $types "
+    "AND x.embedding IS NOT NULL "
+    "WITH x, vector.similarity.cosine(x.embedding, $vec) AS c WHERE c IS NOT NULL "
+    "ORDER BY c DESC LIMIT $candidates "
+    "WITH x AS r, x.embedding AS emb "
+)
+
+
+def candidate_query(exact: bool) -> str:
+    """The candidate query; edge seeds from the vector indexes or, ``exact``, from a full scan."""
+    return CANDIDATE_QUERY.replace("<EDGE_SEEDS>", _EDGE_SEEDS_EXACT if exact else _EDGE_SEEDS_INDEX)
+
+
 CANDIDATE_QUERY = (
     "CALL { "
     f"UNWIND $reached AS nid MATCH (:{NODE_LABEL} {{id: nid}})-[r]-(:{NODE_LABEL}) WHERE type(r) IN $types "
     "RETURN r "
     "UNION "
-    "UNWIND $rel_indexes AS idx "
-    "CALL db.index.vector.queryRelationships(idx, $candidates, $vec) YIELD relationship "
-    "WITH relationship AS r, relationship.embedding AS emb "
+    "<EDGE_SEEDS>"
     f"WITH r, {_dot('emb', 'vec')} AS sim "
     "ORDER BY sim DESC, r.id ASC LIMIT $edge_seeds "
     "WITH r, sim WHERE sim >= $min_similarity RETURN r "
@@ -143,7 +169,15 @@ class Neo4jHybridRetriever(Retriever):
         strict_split: bool = False,
         expected_hash: str | None = None,
         owns_driver: bool = False,
+        search: str = "index",
     ) -> None:
+        if search not in ("index", "exact"):
+            raise ValueError(f"search must be 'index' or 'exact', got {search!r}")
+        self.search = search
+        """``index``: seeds from the native vector indexes (approximate, like the in-memory HNSW);
+        ``exact``: from a full scan (cosine prefilter, exact rescoring), like the in-memory exact scan."""
+        self._seed_query = NODE_SEED_EXACT_QUERY if search == "exact" else NODE_SEED_QUERY
+        self._candidate_query = candidate_query(search == "exact")
         self.driver = driver
         self.database = database
         self.embedder = embedder or Embedder()
@@ -218,7 +252,7 @@ class Neo4jHybridRetriever(Retriever):
         if self.config.node_seeds <= 0:
             return []
         rows = tx.run(
-            NODE_SEED_QUERY,
+            self._seed_query,
             index=NODE_VECTOR_INDEX,
             candidates=self._candidates(self.config.node_seeds),
             vec=vector,
@@ -261,7 +295,7 @@ class Neo4jHybridRetriever(Retriever):
         # 3. candidates with their exact similarities, from the database.
         records = list(
             tx.run(
-                CANDIDATE_QUERY,
+                self._candidate_query,
                 reached=sorted(i for i, a in reached.items() if a >= config.min_activation),
                 types=self._types,
                 rel_indexes=self._rel_indexes if config.edge_seeds > 0 else [],
@@ -367,7 +401,8 @@ def make_neo4j_hybrid(source: object, config: dict[str, object]) -> Neo4jHybridR
     """``get_retriever("neo4j-hybrid", source, **config)``: ``source`` is a Neo4jStore (its driver is
     used), None (connect with ``settings`` or the NEO4J_* environment), or the graph (folder,
     CausalGraph, GraphView) the database must hold. Config: HybridConfig fields, ``embedder`` or
-    ``model``, ``settings`` (a Neo4jSettings), ``driver``, ``strict_split``."""
+    ``model``, ``settings`` (a Neo4jSettings), ``driver``, ``strict_split``, ``search`` (``index``:
+    the native vector indexes, approximate; ``exact``: a full scan, as the in-memory exact scan)."""
     from graph.neo4j.connection import Neo4jSettings, open_driver
     from retrieval.graph_view import GraphView
 
@@ -376,6 +411,7 @@ def make_neo4j_hybrid(source: object, config: dict[str, object]) -> Neo4jHybridR
     model = config.pop("model", None)
     settings = config.pop("settings", None)
     driver = config.pop("driver", None)
+    search = str(config.pop("search", "index"))
     for unused in ("index_dir", "index_config"):
         config.pop(unused, None)
     if embedder is None:
@@ -406,6 +442,7 @@ def make_neo4j_hybrid(source: object, config: dict[str, object]) -> Neo4jHybridR
         strict_split=strict_split,
         expected_hash=expected,
         owns_driver=owns,
+        search=search,
     )
 
 
