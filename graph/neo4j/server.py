@@ -273,7 +273,7 @@ class LocalNeo4j:
             )
         if not any(staging.glob("neo4j-server-*.jar")) or not any(staging.glob("neo4j-browser-*.jar")):
             raise Neo4jServerError(f"Maven finished but {staging} lacks neo4j-server or neo4j-browser jars")
-        (staging / ".karma-install.json").write_text(json.dumps(self._install_key()))
+        atomic_write_text(staging / ".karma-install.json", json.dumps(self._install_key()))
         shutil.rmtree(self.lib, ignore_errors=True)
         staging.rename(self.lib)
         self.log(f"[neo4j] installed {len(list(self.lib.glob('*.jar')))} jars")
@@ -368,7 +368,7 @@ class LocalNeo4j:
             proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
             )
-        self.pid_file.write_text(str(proc.pid))
+        atomic_write_text(self.pid_file, str(proc.pid))
         self.log(f"[neo4j] starting Neo4j {pinned_version()} (pid {proc.pid}, log {self.console_log})")
         self._wait_ready(proc.pid, proc, timeout)
         self._ensure_password()
@@ -431,7 +431,7 @@ class LocalNeo4j:
                     "was given (NEO4J_PASSWORD or the default in docs/neo4j.md). Set NEO4J_PASSWORD to it, or "
                     f"stop the server and delete {self.home / 'data'} to start with an empty database."
                 ) from exc
-        self._password_marker.write_text("1\n")
+        atomic_write_text(self._password_marker, "1\n")
 
     def stop(self, timeout: float = 90.0) -> bool:
         """SIGTERM and wait for a clean shutdown; True when a server was stopped, False when none ran."""

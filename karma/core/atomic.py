@@ -65,6 +65,14 @@ def _temp_name(target: Path, kind: str = "") -> Path:
     return target.with_name(f".{target.stem}{_TMP_MARK}{kind}{token}{target.suffix}")
 
 
+def temporary_path(target: str | Path) -> Path:
+    """A fresh temporary name beside ``target`` for a streaming writer that ends with :func:`publish`."""
+    target = Path(target)
+    _check_target(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _temp_name(target)
+
+
 def is_temporary(path: Path) -> bool:
     """True for a temporary file or folder of these helpers (a leftover of a killed writer)."""
     return path.name.startswith(".") and _TMP_MARK in path.name

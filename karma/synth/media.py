@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from karma.core.atomic import publish, temporary_path
 from karma.core.music import parse_key
 from karma.core.records import KEY_TEMPO, SceneFeatures, seconds_to_time
 from karma.core.visual import LUMA_WEIGHTS
@@ -367,8 +368,10 @@ class _Writer:
     def __init__(self, path: Path, options: MediaOptions) -> None:
         import av
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.container = av.open(str(path), mode="w", format="mp4")
+        # Written under a temporary name and published on close (karma.core.atomic): a kill never
+        # leaves a torn mp4 under the real name.
+        self.path, self.tmp = path, temporary_path(path)
+        self.container = av.open(str(self.tmp), mode="w", format="mp4")
         self.video = self.container.add_stream(
             "libx264", rate=options.fps, options={"crf": str(options.crf), "preset": "veryfast"}
         )
@@ -408,6 +411,7 @@ class _Writer:
             for packet in stream.encode():
                 self.container.mux(packet)
         self.container.close()
+        publish(self.tmp, self.path)
 
 
 def _scene_rng(options: MediaOptions, video_id: str, scene_id: str) -> np.random.Generator:
