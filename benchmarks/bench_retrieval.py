@@ -43,15 +43,16 @@ REPO = Path(__file__).resolve().parents[1]
 GOAL_RATIO = 20.0
 
 
-def _world(work: Path, videos: int, seed: int) -> Path:
+def _world(work: Path, videos: int, seed: int, config: Path | None = None) -> Path:
     from karma.synth import generate, load_world
 
-    world = work / f"world_{videos}_{seed}"
+    config = config or REPO / "data" / "worlds" / "default.yaml"
+    world = work / f"world_{config.stem}_{videos}_{seed}"
     meta = world / "world.json"
     if meta.is_file() and json.loads(meta.read_text()).get("videos") == videos:
         return world
     started = time.perf_counter()
-    generate(load_world(REPO / "data" / "worlds" / "default.yaml"), world, videos=videos, seed=seed)
+    generate(load_world(config), world, videos=videos, seed=seed)
     print(f"generated world: {videos} videos in {time.perf_counter() - started:.1f} s")
     return world
 
@@ -97,6 +98,12 @@ def main() -> None:
     )
     parser.add_argument("--k", type=int, default=10, help="Facts per question.")
     parser.add_argument("--seed", type=int, default=0, help="World seed.")
+    parser.add_argument(
+        "--world",
+        type=Path,
+        default=None,
+        help="World config to generate (default data/worlds/default.yaml).",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval"), help="Cache folder.")
     parser.add_argument(
         "--graph",
@@ -127,7 +134,7 @@ def main() -> None:
     from retrieval.index import INDEX_DIRNAME
 
     args.work.mkdir(parents=True, exist_ok=True)
-    world = args.data if args.data else _world(args.work, args.videos, args.seed)
+    world = args.data if args.data else _world(args.work, args.videos, args.seed, args.world)
     started = time.perf_counter()
     dataset = load_dataset(world, lenient=args.data is not None)
     print(
@@ -251,6 +258,27 @@ def main() -> None:
         print(f"{name:<9} " + " ".join(f"{value:>7.3f}" for value in values))
     higher = all(recalls["hybrid"][j] > recalls["keyword"][j] for j in range(len(ks)))
     print(f"\nhybrid recall above keyword at every k: {higher}; questions scored: {len(scored)}")
+    _rule_table(retrievers, stream, records, scored)
+
+
+def _rule_table(retrievers, stream, records, scored) -> None:
+    """recall@1 of the question's own rule (the top fact is a true cause -> the asked effect), per type."""
+    from retrieval.evaluate import rule_hit_at_k
+
+    types = sorted({records[i].type for i in scored})
+    print()
+    print(f"{'retriever':<9} " + " ".join(f"{t[:14]:>15}" for t in [*types, "all"]) + "   (own rule @1)")
+    for name in retrievers:
+        cells = []
+        for qtype in [*types, "all"]:
+            chosen = [i for i in scored if qtype in ("all", records[i].type)]
+            hits = [
+                rule_hit_at_k(stream[name][1][i].facts, records[i].cause_events, records[i].effect_event, 1)
+                or 0.0
+                for i in chosen
+            ]
+            cells.append(f"{sum(hits) / max(len(hits), 1):>9.3f} n={len(hits):<4}")
+        print(f"{name:<9} " + " ".join(cells))
 
 
 if __name__ == "__main__":

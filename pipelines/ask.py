@@ -329,6 +329,14 @@ class AskSession:
             predictive_audio=config.predictive_audio,
             cache_dir=config.cache_dir,
         )
+        from pipelines.loglik import wrap_backend
+
+        try:
+            pipeline.backend = wrap_backend(backend, config.answer_mode)
+        except ValueError as exc:  # a backend that cannot score
+            raise AskError(str(exc)) from exc
+        pipeline.answer_mode = config.answer_mode
+        pipeline.graph.count_tokens = getattr(pipeline.backend, "count_tokens", None)
         tick = time.perf_counter()
         prepared = pipeline.prepare(transition, question, features)
         timings["prepare"] = time.perf_counter() - tick

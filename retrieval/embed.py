@@ -220,7 +220,9 @@ class Embedder:
         limit = getattr(model, "max_seq_length", None) or 512
         lengths = [
             len(ids)
-            for ids in model.tokenizer(distinct, truncation=True, max_length=limit, padding=False)["input_ids"]
+            for ids in model.tokenizer(distinct, truncation=True, max_length=limit, padding=False)[
+                "input_ids"
+            ]
         ]
         order = sorted(range(len(distinct)), key=lambda i: (lengths[i], distinct[i]))
         vectors = np.zeros((len(distinct), self.dim), dtype=np.float32)
@@ -257,11 +259,15 @@ class Embedder:
         assert self.disk_cache is not None
         try:
             self.disk_cache.mkdir(parents=True, exist_ok=True)
-            from karma.core.atomic import atomic_path
+            import io
+
+            from karma.core.atomic import atomic_write_bytes
 
             for text, vector in vectors.items():
-                with atomic_path(self._disk_path(text)) as tmp:
-                    np.save(tmp, np.asarray(vector, dtype=np.float32))
+                # np.save on a path appends '.npy' to a temporary name: serialise to bytes instead.
+                buffer = io.BytesIO()
+                np.save(buffer, np.asarray(vector, dtype=np.float32))
+                atomic_write_bytes(self._disk_path(text), buffer.getvalue())
         except OSError:
             pass
 
@@ -308,7 +314,10 @@ class HashingEmbedder:
         return np.stack([self._vector(text) for text in texts])
 
     def encode_corpus(
-        self, texts: Sequence[str], batch_size: int = CORPUS_BATCH, progress: Callable[[int], None] | None = None
+        self,
+        texts: Sequence[str],
+        batch_size: int = CORPUS_BATCH,
+        progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Same as ``encode`` (every vector depends on its text alone)."""
         vectors = self.encode(texts)

@@ -60,6 +60,22 @@ def load_question_truth(path: str | Path) -> dict[tuple[str, int, int], Question
     return truths
 
 
+def rule_hit_at_k(facts: Sequence[Fact], causes: Iterable[str], effect: str | None, k: int) -> float | None:
+    """1.0 when one of the first ``k`` facts is the question's own rule (a true cause -> the effect the
+    question asks about, in any form the builder states it: ``graph.ckg.forms.same_rule_form``, so
+    ``contrast:up -> mode:major_to_minor`` counts for a truth ``contrast:up -> mode:is:minor``), else
+    0.0; None without causes. At k=1: the top fact is the question's rule."""
+    from graph.ckg.forms import same_rule_form
+
+    causes = list(causes)
+    if not causes or effect is None:
+        return None
+    for fact in facts[:k]:
+        if same_rule_form(fact.target, effect) and any(same_rule_form(fact.source, c) for c in causes):
+            return 1.0
+    return 0.0
+
+
 def recall_at_k(facts: Sequence[Fact], causes: Iterable[str], effect: str | None, k: int) -> float | None:
     """Share of the true (cause -> effect) edges among the first ``k`` facts; None without causes."""
     wanted = {(cause, effect) for cause in causes}
@@ -80,6 +96,8 @@ class RecallRow(BaseModel):
     """Cut-off."""
     recall: float
     """Mean recall@k over the questions with causes."""
+    rule_hit: float | None = None
+    """Share of those questions whose own rule is among the top k (``rule_hit_at_k``)."""
     questions: int
     """Questions averaged."""
 
@@ -105,7 +123,11 @@ class RecallReport(BaseModel):
         ks = sorted({row.k for row in self.rows})
         names = list(dict.fromkeys(row.retriever for row in self.rows))
         types = list(dict.fromkeys(row.question_type for row in self.rows))
-        header = f"{'retriever':<10} {'type':<15} {'n':>6} " + " ".join(f"{'R@' + str(k):>7}" for k in ks)
+        header = (
+            f"{'retriever':<10} {'type':<15} {'n':>6} "
+            + " ".join(f"{'R@' + str(k):>7}" for k in ks)
+            + f" {'rule@1':>7}"
+        )
         lines = [header, "-" * len(header)]
         for name in names:
             for qtype in types:
@@ -116,7 +138,13 @@ class RecallReport(BaseModel):
                     continue
                 n = next(iter(cells.values())).questions
                 values = " ".join(f"{cells[k].recall:>7.3f}" if k in cells else f"{'-':>7}" for k in ks)
-                lines.append(f"{name:<10} {qtype:<15} {n:>6} {values}")
+                first = cells.get(1)
+                rule = (
+                    f"{first.rule_hit:>7.3f}"
+                    if first is not None and first.rule_hit is not None
+                    else f"{'-':>7}"
+                )
+                lines.append(f"{name:<10} {qtype:<15} {n:>6} {values} {rule}")
         lines.append(
             f"questions scored: {self.questions_scored}, skipped (no truth or no cause): {self.questions_skipped}"
         )
@@ -149,10 +177,15 @@ def retrieval_recall(
     queries = [build_query(t, q, features.get(t.video_id), thresholds) for t, q, _ in pairs]
     k_max = max(ks)
     per_retriever: dict[str, list[list[float]]] = {}
+    rule_hits: dict[str, list[list[float]]] = {}
     for name, retriever in retrievers.items():
         results = retriever.retrieve_many(queries, k=k_max)
         per_retriever[name] = [
             [recall_at_k(result.facts, rec.cause_events, rec.effect_event, k) or 0.0 for k in ks]
+            for result, (_, _, rec) in zip(results, pairs, strict=True)
+        ]
+        rule_hits[name] = [
+            [rule_hit_at_k(result.facts, rec.cause_events, rec.effect_event, k) or 0.0 for k in ks]
             for result, (_, _, rec) in zip(results, pairs, strict=True)
         ]
     if graph_edges is not None:
@@ -167,6 +200,11 @@ def retrieval_recall(
     for name, values in per_retriever.items():
         for qtype in ["all", *types]:
             rows = [v for v, (_, _, rec) in zip(values, pairs, strict=True) if qtype in ("all", rec.type)]
+            hits = [
+                v
+                for v, (_, _, rec) in zip(rule_hits.get(name, []), pairs, strict=False)
+                if qtype in ("all", rec.type)
+            ]
             if not rows:
                 continue
             for j, k in enumerate(ks):
@@ -176,6 +214,7 @@ def retrieval_recall(
                         question_type=qtype,
                         k=k,
                         recall=round(sum(row[j] for row in rows) / len(rows), 4),
+                        rule_hit=round(sum(row[j] for row in hits) / len(hits), 4) if hits else None,
                         questions=len(rows),
                     )
                 )

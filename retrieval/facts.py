@@ -51,14 +51,18 @@ def stats_text(support: float, confidence: float, lift: float, explanations: int
 
 
 def fact_line(view: GraphView, edge: CkgEdge) -> str:
-    """``brightness increases -> loudness increases (n=120 P=.62 lift=1.8)``; an edge that carries a
-    description (GraphRAG imports, text relations) shows it after a colon."""
+    """``brightness increases -> loudness increases (n=120 P=.62 lift=1.8)``.
+
+    An edge without mined statistics (a relationship imported from GraphRAG) shows its description
+    after a colon: it is the causal sentence the published scripts put in the prompt. karma's own
+    mined edges carry their evidence as statistics; their generated descriptions (which restate the
+    statistics in words) stay in the graph, out of the prompt budget."""
     phrase = COMPACT_RELATION.get(edge.relation, RELATION_PHRASE.get(edge.relation, edge.relation))
     head = f"{view.title(edge.source)} {phrase} {view.title(edge.target)}"
     explanations = len(edge.source_questions) if edge.relation == "text_relation" else 0
     stats = stats_text(edge.support, edge.confidence, edge.lift, explanations)
     line = f"{head} ({stats})" if stats else head
-    description = " ".join(edge.description.split())
+    description = " ".join(edge.description.split()) if not edge.support else ""
     return f"{line}: {description}" if description else line
 
 

@@ -1,6 +1,7 @@
 """The hybrid retriever: vector seeds, k-hop expansion weighted by edge statistics, rerank, budget cut.
 
-1. Seeds. The observed visual events of the transition (exact node ids) plus the nodes nearest to the
+1. Seeds. The events the question states in words (``retrieval.stated``, weighted highest), the
+   observed visual events of the transition (exact node ids) plus the nodes nearest to the
    question in the FAISS node index. The question is embedded as ``retrieval_text`` (numeric changes
    read as directions); a counterfactual question also embeds its hypothetical clause (``Suppose ...``)
    and its observed events do not seed (they are what did not happen in the hypothetical).
@@ -75,6 +76,10 @@ class HybridConfig(BaseModel):
     """Nodes below this activation do not spread further."""
     similarity_weight: float = 1.0
     """Weight of cosine(question, edge text) in the final score."""
+    stated_weight: float = 2.0
+    """Activation of an event the question states in words (``retrieval.stated``; for a
+    counterfactual, in its hypothetical clause): the question's own variable, above what is merely
+    seen on screen (``observed_weight``)."""
     spread_weight: float = 0.1
     """Weight of the activation that reached an edge's ends by spreading (not seeded): edges next to
     the question's variables rank above unrelated ones, but below edges between the variables."""
@@ -136,6 +141,9 @@ class HybridRetriever(Retriever):
             dtype=np.float64,
         )
         self._max_strength = float(self._strength.max()) if len(edges) else 0.0
+        from retrieval.stated import StatedEvents
+
+        self._stated = StatedEvents({node_id: view.title(node_id) for node_id in view.node_ids})
         n, e = len(view.node_ids), len(edges)
         from scipy import sparse
 
@@ -212,6 +220,12 @@ class HybridRetriever(Retriever):
                 row = self._node_row.get(node_id)
                 if row is not None:
                     seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight
+            # The change the question itself states (for a counterfactual: its hypothetical clause).
+            for node_id in self._stated(
+                hypo[i] if query.question_type == "counterfactual" else query.question
+            ):
+                row = self._node_row[node_id]
+                seed_maps[i][row] = seed_maps[i].get(row, 0.0) + config.stated_weight
         for rows_of, vecs, weight in (
             (list(range(b)), main_vecs, 1.0),
             (hypo_rows, hypo_vecs, config.hypothetical_weight),
@@ -246,9 +260,7 @@ class HybridRetriever(Retriever):
         hit_q, hit_e = np.nonzero((rows >= 0) & (sims >= config.min_similarity))
         pair_q = np.concatenate([touched.row.astype(np.int64), hit_q.astype(np.int64)])
         pair_e = np.concatenate([touched.col.astype(np.int64), rows[hit_q, hit_e].astype(np.int64)])
-        pairs = sparse.csr_matrix(
-            (np.ones(len(pair_q), dtype=np.int8), (pair_q, pair_e)), shape=(b, e)
-        )
+        pairs = sparse.csr_matrix((np.ones(len(pair_q), dtype=np.int8), (pair_q, pair_e)), shape=(b, e))
         pairs.sum_duplicates()
         indptr = pairs.indptr
         pair_e = pairs.indices.astype(np.int64)
@@ -292,7 +304,14 @@ class HybridRetriever(Retriever):
             # similarity 1 stays below the k-th best exact score of the most promising candidates can
             # never reach the top k, so its similarity is not computed. Exact, not approximate.
             upper = pair_scores(
-                config, seed_src, seed_tgt, spread_src, spread_tgt, np.ones(len(pair_q)), strength, self._max_strength
+                config,
+                seed_src,
+                seed_tgt,
+                spread_src,
+                spread_tgt,
+                np.ones(len(pair_q)),
+                strength,
+                self._max_strength,
             )
             needed = np.zeros(len(pair_q), dtype=bool)
             for i in range(b):
@@ -327,7 +346,9 @@ class HybridRetriever(Retriever):
             query = np.asarray(vecs[pair_q[start]], dtype=np.float64)
             for chunk in range(start, stop, PAIR_CHUNK):
                 end = min(chunk + PAIR_CHUNK, stop)
-                out[chunk:end] = np.einsum("md,d->m", edge_vectors[pair_e[chunk:end]], query, dtype=np.float64)
+                out[chunk:end] = np.einsum(
+                    "md,d->m", edge_vectors[pair_e[chunk:end]], query, dtype=np.float64
+                )
         return np.round(out, SIM_DECIMALS)
 
     def _top(self, columns: np.ndarray, scores: np.ndarray, k: int) -> RetrievalResult:

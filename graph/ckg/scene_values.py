@@ -19,7 +19,13 @@ _ATTR_BY_KEY: dict[str, str] = {
     field.alias: name for name, field in SceneFeatures.model_fields.items() if field.alias is not None
 }
 
-_CATEGORICAL_MODALITY = {"action": "visual", "object": "visual", "key": "music", "mode": "music", "mood": "music"}
+_CATEGORICAL_MODALITY = {
+    "action": "visual",
+    "object": "visual",
+    "key": "music",
+    "mode": "music",
+    "mood": "music",
+}
 
 
 def _modality() -> dict[str, str]:
@@ -72,7 +78,9 @@ def _top_label(items: list[LabelScore] | None) -> str | None:
     if not items:
         return None
     scored = [item for item in items if item.score is not None]
-    if not scored:  # a file without scores: its list order ranks the labels (as the published scripts read it)
+    if (
+        not scored
+    ):  # a file without scores: its list order ranks the labels (as the published scripts read it)
         return normalize_label(items[0].label)
     best_score, best_label = scored[0].score, normalize_label(scored[0].label)
     for item in scored[1:]:

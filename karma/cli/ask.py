@@ -90,6 +90,11 @@ def ask(
     constrained: bool = typer.Option(
         False, "--constrained/--free", hidden=True, help="Deprecated: --constrain-choices."
     ),
+    answer_mode: str = typer.Option(
+        "generate",
+        "--answer-mode",
+        help="generate (parse the reply), letter (score each letter) or loglik (score each option's text).",
+    ),
     predictive_audio: str = typer.Option(
         "silence",
         "--predictive-audio",
@@ -122,6 +127,8 @@ def ask(
     fmt = output_format(fmt, as_json)
     if pipeline not in ("llm", "vlm"):
         raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
+    if answer_mode not in ("generate", "letter", "loglik"):
+        raise typer.BadParameter("choose generate, letter or loglik", param_hint="--answer-mode")
     if predictive_audio not in ("silence", "remove"):
         raise typer.BadParameter("choose silence or remove", param_hint="--predictive-audio")
     config = AskConfig(
@@ -148,6 +155,7 @@ def ask(
         backend_options=backend_options([*backend_opt, *backend_option], "--backend-opt"),
         max_tokens=max_tokens,
         constrain_choices=constrain_choices or constrained,
+        answer_mode=answer_mode,
         predictive_audio=predictive_audio,
     )
     try:

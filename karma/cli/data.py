@@ -22,7 +22,9 @@ def validate(
     show_inferred: bool = typer.Option(
         False, "--show-inferred", help="Also list what the loader inferred from older layouts."
     ),
-    task: str | None = typer.Option(None, "--task", help="Validate another registered task's files (see docs/tasks.md)."),
+    task: str | None = typer.Option(
+        None, "--task", help="Validate another registered task's files (see docs/tasks.md)."
+    ),
     task_opt: list[str] | None = typer.Option(None, "--task-opt", help="Task option KEY=VALUE (repeatable)."),
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.
@@ -110,7 +112,9 @@ def stats(
         print_error(f"{path}: no *_qa.json files found")
         raise typer.Exit(2)
     if dataset.questions_kept == 0 and dataset.errors:
-        print_error(f"{path}: no valid question; {len(dataset.errors)} error(s), first: {_first_error(dataset)}")
+        print_error(
+            f"{path}: no valid question; {len(dataset.errors)} error(s), first: {_first_error(dataset)}"
+        )
         raise typer.Exit(2)
     if dataset.errors:  # lenient: the statistics cover what was valid, and say what was left out
         skipped = sorted({p.file for p in dataset.errors if p.file})
@@ -177,4 +181,7 @@ def export(
     dataset = load_dataset(path, lenient=lenient, features_required=False)
     n = export_questions(dataset, out, fmt)  # type: ignore[arg-type]
     skipped = dataset.questions_seen - dataset.questions_kept
-    typer.echo(f"{n} questions -> {out}" + (f" ({skipped} invalid skipped; see karma data validate)" if skipped else ""))
+    typer.echo(
+        f"{n} questions -> {out}"
+        + (f" ({skipped} invalid skipped; see karma data validate)" if skipped else "")
+    )

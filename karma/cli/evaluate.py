@@ -78,7 +78,8 @@ def eval_command(
         ),
     ] = "generate",
     log_prompts: Annotated[
-        bool, typer.Option("--log-prompts", help="Write every request's full prompt to RUN_DIR/prompts.jsonl.")
+        bool,
+        typer.Option("--log-prompts", help="Write every request's full prompt to RUN_DIR/prompts.jsonl."),
     ] = False,
     batch_size: Annotated[
         int | None, typer.Option(help="Requests per backend call (default: 16 batching backends, else 1).")
@@ -100,7 +101,9 @@ def eval_command(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
     preset: Annotated[
         str | None,
-        typer.Option(help="Settings bundle: paper (4 fps, <=448x448 px, bf16 on cuda, 16 tokens; docs/backends.md)."),
+        typer.Option(
+            help="Settings bundle: paper (4 fps, <=448x448 px, bf16 on cuda, 16 tokens; docs/backends.md)."
+        ),
     ] = None,
     max_error_rate: Annotated[
         float,
@@ -127,11 +130,15 @@ def eval_command(
         ),
     ] = None,
     executor: Annotated[
-        str, typer.Option("--executor", help="local (this process) or ray (shards as actors on a Ray cluster).")
+        str,
+        typer.Option("--executor", help="local (this process) or ray (shards as actors on a Ray cluster)."),
     ] = "local",
-    shards: Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards/actors.")] = 2,
+    shards: Annotated[
+        int, typer.Option("--shards", min=1, help="Ray executor: number of shards/actors.")
+    ] = 2,
     ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto).")
+        str | None,
+        typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."),
     ] = None,
     task: Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)] = None,
     task_arms: Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)] = None,
@@ -223,7 +230,8 @@ def eval_command(
         typer.echo(f"  data: {summary.data_problems} problems skipped (see `karma data validate`)", err=True)
     if summary.removed_for_features:
         typer.echo(
-            f"  data: {summary.removed_for_features} questions left the denominator (feature problems)", err=True
+            f"  data: {summary.removed_for_features} questions left the denominator (feature problems)",
+            err=True,
         )
     _print_summary(Path(summary.run_dir))
     if report_too:

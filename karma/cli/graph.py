@@ -183,7 +183,9 @@ def stats(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
     top: int = typer.Option(10, "--top", help="How many of the strongest causes edges to list."),
     index: bool = typer.Option(
-        False, "--index", help="Build the hybrid retrieval index when it is not cached yet (embeds every text)."
+        False,
+        "--index",
+        help="Build the hybrid retrieval index when it is not cached yet (embeds every text).",
     ),
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="Embedding model of the index to report (default: packaged MiniLM)."

@@ -12,7 +12,9 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-ShardDirs = Annotated[list[Path], typer.Argument(help="The shards' output folders (every shard I/N exactly once).")]
+ShardDirs = Annotated[
+    list[Path], typer.Argument(help="The shards' output folders (every shard I/N exactly once).")
+]
 
 
 @app.command("eval")

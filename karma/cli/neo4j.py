@@ -240,7 +240,10 @@ def push(
         from retrieval.neo4j_hybrid import push_embeddings
 
         try:
-            with open_driver(settings) as driver, console.status("embedding (cached by graph hash) and pushing vectors ..."):
+            with (
+                open_driver(settings) as driver,
+                console.status("embedding (cached by graph hash) and pushing vectors ..."),
+            ):
                 vectors = push_embeddings(driver, graph, Embedder(embed_model), settings.database)
         except KarmaNeo4jError as exc:
             raise _fail(exc) from exc

@@ -199,7 +199,11 @@ class _Reader:
         for name, value in (("question", text), ("explanation", explanation), *(options or {}).items()):
             too_long = text_problem(value)
             if too_long:
-                self.problem(too_long, field=name if name in ("question", "explanation") else f"options.{name}", **where)
+                self.problem(
+                    too_long,
+                    field=name if name in ("question", "explanation") else f"options.{name}",
+                    **where,
+                )
                 ok = False
         if not ok:
             return None

@@ -2,7 +2,6 @@
 
 from karma.eval.cache import ResponseCache, cache_key, is_cacheable
 from karma.eval.config import EvalConfig, arms_from_ckg
-from karma.eval.graph_scorer import graph_scorer_pick, option_support
 from karma.eval.records import ARMS, Arm, BaselineRecord, SampleRecord
 from karma.eval.report import write_report
 from karma.eval.results import aggregate
@@ -36,10 +35,8 @@ __all__ = [
     "cluster_bootstrap_accuracy",
     "cluster_bootstrap_paired_difference",
     "finalize",
-    "graph_scorer_pick",
     "is_cacheable",
     "mcnemar_exact",
-    "option_support",
     "run_evaluation",
     "select_questions",
     "write_report",

@@ -55,7 +55,9 @@ class ResponseCache:
 
         self.path = path
         if path.is_dir():
-            raise InputError(f"{path}: --cache is a folder, expected a response cache file (e.g. {CACHE_FILE_NAME})")
+            raise InputError(
+                f"{path}: --cache is a folder, expected a response cache file (e.g. {CACHE_FILE_NAME})"
+            )
         if path.parent.exists() and not path.parent.is_dir():
             raise InputError(f"{path.parent}: is a file, expected the folder of the response cache")
         path.parent.mkdir(parents=True, exist_ok=True)

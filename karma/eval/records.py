@@ -31,14 +31,18 @@ class SampleRecord(ModelAnswer):
     """Content hash of the graph retrieval ran on (None with the graph off and no retrieval)."""
     answer: str
     """The correct letter."""
-    parse_status: Literal["ok", "fallback", "none"]
-    """How the letter was read; ``none`` is scored as wrong and reported as a parse failure."""
+    parse_status: Literal["ok", "fallback", "content", "scored", "none"]
+    """How the letter was read (see ``pipelines.parsing``); ``none`` is scored as wrong and reported as
+    a parse failure; ``scored``: the answer mode scored the options instead of parsing a reply."""
     correct: bool
     """parsed_letter == answer (False when unparsed or on a backend error)."""
     finish_reason: str | None = None
     """stop / length / error, as the backend reported."""
     cached: bool = False
     """True when the completion came from the response cache."""
+    scoring: dict[str, object] | None = None
+    """Scored answer modes only: ``answer_mode``, per-letter ``scores`` (logprob, tokens, chars) and the
+    ``pick_acc`` / ``pick_acc_norm`` letters (``parsed_letter`` is the acc_norm pick)."""
 
     @property
     def key(self) -> tuple[str, str]:

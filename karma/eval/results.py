@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from karma.eval.answer_report import answer_stats
 from karma.eval.records import ARMS, BaselineRecord, SampleRecord
 from karma.eval.stats import cluster_bootstrap_accuracy, cluster_bootstrap_paired_difference, mcnemar_exact
 from karma.records import QuestionType
@@ -26,9 +27,10 @@ BASELINE_NAMES: tuple[str, ...] = (
     "most_frequent_letter",
     "longest_option",
     "word_overlap",
-    "graph_scorer",
+    "graph_reader",
 )
-"""Reference baselines in every report (random is the exact 25% expectation)."""
+"""Reference baselines in every report (random is the exact 25% expectation). ``graph_reader`` answers
+from the retrieved facts alone (``pipelines.backends.ckg_reader``): the ceiling of the LLM arms."""
 
 
 def _ordered_types(types: Iterable[str]) -> list[str]:
@@ -55,6 +57,7 @@ def _arm_stats(records: Sequence[SampleRecord], resamples: int, seed: int) -> di
         "parse_failure_rate": failures / n if n else 0.0,
         "parse_fallbacks": sum(1 for r in records if r.parse_status == "fallback"),
         "backend_errors": sum(1 for r in records if r.error is not None),
+        **answer_stats(records),
     }
 
 
@@ -97,6 +100,7 @@ def _baseline_stats(records: Sequence[BaselineRecord], resamples: int, seed: int
             "ci_low": interval.low,
             "ci_high": interval.high,
             "n": len(records),
+            "no_answer": sum(1 for r in records if not r.picks.get(name)),
         }
     return stats
 

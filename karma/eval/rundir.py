@@ -67,7 +67,9 @@ class RunDir:
         try:
             return json.loads(self.config_path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"{self.config_path}: not valid JSON ({exc}); not a usable karma run directory") from None
+            raise InputError(
+                f"{self.config_path}: not valid JSON ({exc}); not a usable karma run directory"
+            ) from None
 
     def write_json(self, name: str, payload: dict[str, Any]) -> Path:
         """Write a JSON file atomically (a kill leaves the old or the new file, never half of one)."""

@@ -147,7 +147,9 @@ class _Evaluation:
         if not self.dataset.transitions:
             from karma.core.errors import InputError
 
-            raise InputError(f"{config.data}: no questions to answer (no *_qa.json file with a valid question)")
+            raise InputError(
+                f"{config.data}: no questions to answer (no *_qa.json file with a valid question)"
+            )
         self.selected = select_questions(self.dataset, config)
         self.plan = GraphPlan(config, self.dataset, self.run.graphs_dir)
         self._retrievers: dict[str, Any] = {}
@@ -366,7 +368,9 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     if config.pipeline == "vlm" and config.clips and not Path(config.clips).is_dir():
         from karma.core.errors import InputError
 
-        raise InputError(f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)")
+        raise InputError(
+            f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)"
+        )
     if backend is None:
         backend = get_backend(config.backend, **config.backend_options)
     from pipelines.loglik import wrap_backend

@@ -81,7 +81,9 @@ def merge_runs(
         from karma.data import load_dataset
 
         dataset = load_dataset(
-            merged_config.data, lenient=merged_config.lenient, features_required=merged_config.pipeline != "vlm"
+            merged_config.data,
+            lenient=merged_config.lenient,
+            features_required=merged_config.pipeline != "vlm",
         )
         expected = [
             (t.question_id(q), arm)

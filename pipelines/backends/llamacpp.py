@@ -205,7 +205,9 @@ class LlamaCppBackend(Backend):
                     logprob, top = log_softmax_at(row, token)
                     total += logprob
                     greedy = greedy and top
-                scores.append(ContinuationScore(logprob=total, tokens=len(tokens), chars=len(text), greedy=greedy))
+                scores.append(
+                    ContinuationScore(logprob=total, tokens=len(tokens), chars=len(text), greedy=greedy)
+                )
             llm.n_tokens = len(context)
             llm._ctx.kv_cache_seq_rm(-1, len(context), -1)
         return scores

@@ -49,6 +49,7 @@ MODEL_CHECKS: tuple[str, ...] = ("error", "warn", "off")
 class ModelMismatchError(InputError):
     """The model asked for is not among the models the server lists at ``/v1/models``."""
 
+
 # Answers worth another try: the server is overloaded, restarting or timed out on its side.
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -308,7 +309,12 @@ class OpenAIBackend(Backend):
         logprobs = response.json()["choices"][0]["logprobs"]
         end = len(context) + len(option)
         total, count, greedy = 0.0, 0, True
-        rows = zip(logprobs["text_offset"], logprobs["token_logprobs"], logprobs.get("top_logprobs") or [], strict=False)
+        rows = zip(
+            logprobs["text_offset"],
+            logprobs["token_logprobs"],
+            logprobs.get("top_logprobs") or [],
+            strict=False,
+        )
         for offset, value, top in rows:
             if offset < len(context) or offset >= end:
                 continue  # the prompt's tokens, or the one generated after the option

@@ -59,7 +59,9 @@ class PromptTemplate(BaseModel):
         """``{"format", "request"}`` of an answer mode; an unknown or missing mode is an error."""
         if not self.answer_modes:
             if mode != "generate":
-                raise ValueError(f"template {self.source or self.name} has no answer_modes; only generate works")
+                raise ValueError(
+                    f"template {self.source or self.name} has no answer_modes; only generate works"
+                )
             return {"format": "", "request": ""}
         texts = self.answer_modes.get(mode)
         if texts is None:

@@ -73,7 +73,7 @@ def test_baseline_ties_get_expected_credit() -> None:
                 "most_frequent_letter": ["a"],
                 "longest_option": ["b"],
                 "word_overlap": ["a"],
-                "graph_scorer": ["a", "b"] if i % 2 else ["a", "b", "c", "d"],
+                "graph_reader": ["a", "b"] if i % 2 else [],
             },
         )
         for i in range(6)
@@ -83,4 +83,5 @@ def test_baseline_ties_get_expected_credit() -> None:
     assert overall["random"]["accuracy"] == 0.25
     assert overall["most_frequent_letter"]["accuracy"] == 1.0
     assert overall["longest_option"]["accuracy"] == 0.0
-    assert overall["graph_scorer"]["accuracy"] == pytest.approx((3 * 0.5 + 3 * 0.25) / 6)
+    assert overall["graph_reader"]["accuracy"] == pytest.approx((3 * 0.5) / 6)
+    assert overall["graph_reader"]["no_answer"] == 3

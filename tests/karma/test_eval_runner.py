@@ -160,7 +160,7 @@ def test_config_records_hashes_and_the_fold_setting(killed_and_resumed: dict) ->
         "random",
         "most_frequent_letter",
         "longest_option",
-        "graph_scorer",
+        "graph_reader",
     }
 
 

@@ -68,7 +68,7 @@ def _write_run(path: Path, on_right: list[bool], off_right: list[bool]) -> None:
                         "most_frequent_letter": ["a"],
                         "longest_option": ["c"],
                         "word_overlap": ["b"],
-                        "graph_scorer": ["a"],
+                        "graph_reader": ["a"],
                     },
                 )
             )
@@ -88,7 +88,8 @@ def test_report_recomputes_results_and_compares_runs(tmp_path: Path) -> None:
     assert results["paired"]["overall"]["mcnemar_p"] == 2 / 64
     assert "| first | 12 | 83.3 [" in text and "| second | 12 | 50.0 [" in text
     assert "+50.0 [" in text and "0.0312" in text
-    assert "| graph scorer (no model) |" in text
+    assert "| graph reader (facts only, no LLM) |" in text
+    assert "### How answers were read" in text and "- graph reader (facts only, no LLM): 100.0%" in text
     for png in ("comparison.png", "00_first_accuracy.png", "00_first_delta.png", "01_second_delta.png"):
         assert (tmp_path / "rep" / png).read_bytes()[:4] == b"\x89PNG"
 

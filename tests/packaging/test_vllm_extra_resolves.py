@@ -2,7 +2,7 @@
 
 Runs pip's resolver for real against PyPI (``--dry-run``, nothing is installed) for a scratch
 virtual environment that has nothing in it, so the answer does not depend on this machine's venv.
-Marked ``pypi``: it needs the package index (CI has it) and takes about a minute (metadata downloads).
+Marked ``pypi``: it needs the package index (CI has it) and takes one to ten minutes (metadata and some wheels are downloaded; 11 min measured on this 2-core machine under a load average of 20).
 It also checks that the CPU suite runs on the versions a vLLM user gets: every core pin is what the
 resolver picks with the extra.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.pypi, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.pypi, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,7 @@ def test_vllm_extra_resolves_with_the_core_pins(tmp_path: Path) -> None:
         sys.executable, "-m", "pip", "--python", str(scratch / "bin" / "python"), "install",
         "--dry-run", "--quiet", "--ignore-installed", "--report", str(report), f"{ROOT}[vllm]",
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=840)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1700)
     assert done.returncode == 0, f"the [vllm] extra does not resolve:\n{done.stderr[-4000:]}"
     chosen = {
         item["metadata"]["name"].lower().replace("_", "-"): item["metadata"]["version"]

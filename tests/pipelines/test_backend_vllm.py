@@ -124,3 +124,60 @@ def test_real_sampling_params_carry_the_choice():
     params = vllm_sampling_params({"max_tokens": 2, "temperature": 0.0, "seed": 0, "choice": ["a", "b"]})
     carried = getattr(params, "structured_outputs", None) or getattr(params, "guided_decoding", None)
     assert list(carried.choice) == ["a", "b"]
+
+
+class VllmScoringTestDouble:
+    """Stands in for ``vllm.LLM`` when scoring: a whitespace tokenizer with a two-line chat template,
+    and ``generate`` answering each prompt token's log-probability as ``-token_id / 10`` (rank 1 for
+    even ids). It records every prompt and sampling setting it was given."""
+
+    def __init__(self):
+        self.prompts: list[dict] = []
+        self.params: list = []
+        self.vocab: dict[str, int] = {}
+
+    def get_tokenizer(self):
+        engine = self
+
+        class Tokenizer:
+            def apply_chat_template(self, messages, add_generation_prompt, tokenize):
+                assert add_generation_prompt and not tokenize
+                return "".join(f"<{m['role']}> {m['content']} " for m in messages) + "<assistant>\n"
+
+            def __call__(self, text, add_special_tokens):
+                assert add_special_tokens is False
+                return {
+                    "input_ids": [engine.vocab.setdefault(w, len(engine.vocab) + 1) for w in text.split()]
+                }
+
+        return Tokenizer()
+
+    def generate(self, prompts, params, use_tqdm=True):
+        self.prompts.extend(prompts)
+        self.params.extend(params)
+        outputs = []
+        for prompt in prompts:
+            ids = prompt["prompt_token_ids"]
+            logprobs = [None] + [
+                {t: SimpleNamespace(logprob=-t / 10, rank=1 if t % 2 == 0 else 2)} for t in ids[1:]
+            ]
+            outputs.append(SimpleNamespace(prompt_logprobs=logprobs, outputs=[]))
+        return outputs
+
+
+def test_scoring_builds_one_prompt_per_option_and_sums_only_the_continuation():
+    engine = VllmScoringTestDouble()
+    backend = _backend(engine)
+    request = ChatRequest(messages=[ChatMessage(role="user", content="which one")], choices=["x y", "z"])
+    (scores,) = backend.score_continuations([request], [["x y", "z"]])
+    context = [engine.vocab[w] for w in ("<user>", "which", "one", "<assistant>")]
+    assert [p["prompt_token_ids"] for p in engine.prompts] == [
+        [*context, engine.vocab["x"], engine.vocab["y"]],
+        [*context, engine.vocab["z"]],
+    ]
+    assert all(p == {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 1} for p in engine.params)
+    x, y, z = engine.vocab["x"], engine.vocab["y"], engine.vocab["z"]
+    assert (
+        scores[0].logprob == pytest.approx(-(x + y) / 10) and scores[0].tokens == 2 and scores[0].chars == 3
+    )
+    assert scores[1].logprob == pytest.approx(-z / 10) and scores[1].greedy == (z % 2 == 0)

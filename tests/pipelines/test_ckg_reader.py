@@ -39,8 +39,16 @@ def test_options_map_to_events_by_embedding_not_by_phrase(reader) -> None:
 
 
 def test_the_first_fact_about_an_option_decides(reader) -> None:
-    options = {"a": "loudness decreases", "b": "loudness increases", "c": "tempo decreases", "d": "mode is minor"}
-    facts = [_fact("visual:brightness:up", "music:loudness:up"), _fact("visual:motion:down", "music:tempo:down")]
+    options = {
+        "a": "loudness decreases",
+        "b": "loudness increases",
+        "c": "tempo decreases",
+        "d": "mode is minor",
+    }
+    facts = [
+        _fact("visual:brightness:up", "music:loudness:up"),
+        _fact("visual:motion:down", "music:tempo:down"),
+    ]
     answer = reader.answer(options, facts)
     assert answer.letters == ["b"] and answer.fact_id == facts[0].id
     assert reader.answer(options, facts[::-1]).letters == ["c"]
@@ -56,6 +64,11 @@ def test_no_option_recognised_and_no_fact_are_said(reader) -> None:
     odd = {"a": "a dog barks at the postman", "b": "the weather is cold", "c": "", "d": "pizza"}
     said = reader.answer(odd, [_fact("visual:brightness:up", "music:loudness:up")])
     assert said.letters == [] and said.reason == NO_OPTION
-    options = {"a": "loudness decreases", "b": "loudness increases", "c": "tempo decreases", "d": "mode is minor"}
+    options = {
+        "a": "loudness decreases",
+        "b": "loudness increases",
+        "c": "tempo decreases",
+        "d": "mode is minor",
+    }
     none = reader.answer(options, [_fact("visual:brightness:up", "music:pitch:up")])
     assert none.letters == [] and none.reason == NO_FACT

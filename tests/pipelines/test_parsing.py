@@ -202,7 +202,12 @@ def test_option_similarity_with_the_real_embedding_model():
         return [float(vectors[0] @ v) for v in vectors[1:]]
 
     parse = make_parser(similarity)
-    options = {"a": "tempo increases", "b": "the key becomes minor", "c": "loudness decreases", "d": "nothing changes"}
+    options = {
+        "a": "tempo increases",
+        "b": "the key becomes minor",
+        "c": "loudness decreases",
+        "d": "nothing changes",
+    }
     parsed = parse("It would change to a minor key.", options=options)
     assert (parsed.letter, parsed.status) == ("b", "content")
     assert parse("The weather is nice today.", options=options).status == "none"

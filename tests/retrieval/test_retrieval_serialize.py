@@ -79,10 +79,19 @@ def test_a_graphrag_edge_shows_its_description(small_graph) -> None:
     from retrieval.graph_view import GraphView
 
     view = GraphView.of(small_graph)
-    edge = next(iter(small_graph.edges.values())).model_copy(
-        update={"description": "Bright   scenes are scored\nloud."}
+    edge = next(iter(small_graph.edges.values()))
+    imported = edge.model_copy(
+        update={
+            "description": "Bright   scenes are scored\nloud.",
+            "support": 0,
+            "confidence": 0.0,
+            "lift": 0.0,
+        }
     )
-    assert fact_line(view, edge).endswith(": Bright scenes are scored loud.")
+    assert fact_line(view, imported).endswith(": Bright scenes are scored loud.")
+    # karma's own mined edge keeps its statistics in the line and its generated description out of it
+    mined = edge.model_copy(update={"description": "in 120 of 171 transitions ..."})
+    assert "transitions" not in fact_line(view, mined) and "n=" in fact_line(view, mined)
 
 
 def test_budget_cuts_whole_facts_in_rank_order(result) -> None:

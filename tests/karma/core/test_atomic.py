@@ -73,4 +73,3 @@ def test_directory_swap_replaces_all_files_at_once(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["a"]
     assert (target / "a").read_text() == "v2"
     assert [p.name for p in tmp_path.iterdir()] == ["g"]
-

@@ -210,7 +210,7 @@ def test_use_audio_in_video_sends_video_parts_only_and_refuses_a_clip_without_au
 
     # With the audio parts left in beside the videos, vLLM (and the stub) would reject the request.
     doubled = {**backend.request_body(silenced), "messages": [openai_message(m) for m in silenced.messages]}
-    with pytest.raises(ValueError, match="At most 2 audio|equal number of audio and video"):
+    with pytest.raises(ValueError, match=r"At most 2 audio|equal number of audio and video"):
         validate(doubled, media_root)
 
     removed = _pipeline(media_root, predictive_audio="remove").prepare(transition_factory("predictive"), 0)
