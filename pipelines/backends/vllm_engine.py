@@ -65,9 +65,13 @@ class VllmBackend(Backend):
         num_frames, fps, max_side: frame sampling of the ``omni`` mode (default: the ``qwen-omni``
             backend's, 4 frames at most 448 px; ``--preset paper``: 4 fps).
         engine_kwargs: passed to ``vllm.LLM`` (``max_model_len``, ``limit_mm_per_prompt``,
-            ``allowed_local_media_path``, ``gpu_memory_utilization``, ``seed`` ...).
+            ``allowed_local_media_path``, ``gpu_memory_utilization``, ``seed`` ...);
+            ``enable_prefix_caching`` defaults to True and is recorded in ``settings``.
         """
         self.model = model
+        # Prefix caching (vLLM's V1 default, made explicit so the run's settings record it): the three
+        # questions of a transition and the graph-off arm share long prompt prefixes.
+        engine_kwargs.setdefault("enable_prefix_caching", True)
         self.engine_kwargs = engine_kwargs
         self.chat_kwargs = dict(chat_kwargs or {})
         if input_mode not in ("chat", "omni"):

@@ -103,7 +103,7 @@ def test_choice_budget_fits_the_longest_choice():
 
 def test_settings_exclude_memory_knobs():
     backend = _backend(VllmEngineTestDouble())
-    assert backend.settings["engine"] == {"max_model_len": 8192}
+    assert backend.settings["engine"] == {"enable_prefix_caching": True, "max_model_len": 8192}
     assert sampling_settings(ChatRequest(messages=[], temperature=-1)) == {
         "max_tokens": 64,
         "temperature": 0.0,
@@ -181,3 +181,16 @@ def test_scoring_builds_one_prompt_per_option_and_sums_only_the_continuation():
         scores[0].logprob == pytest.approx(-(x + y) / 10) and scores[0].tokens == 2 and scores[0].chars == 3
     )
     assert scores[1].logprob == pytest.approx(-z / 10) and scores[1].greedy == (z % 2 == 0)
+
+
+def test_prefix_caching_is_on_by_default_and_recorded_in_the_settings():
+    backend = _backend(VllmEngineTestDouble())
+    assert backend.settings["engine"]["enable_prefix_caching"] is True
+    off = get_backend(
+        "vllm",
+        model="m",
+        engine=VllmEngineTestDouble(),
+        sampling_params_factory=dict,
+        enable_prefix_caching=False,
+    )
+    assert off.settings["engine"]["enable_prefix_caching"] is False
