@@ -164,8 +164,10 @@ class LlamaCppBackend(Backend):
     def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
         """Log-likelihood of each continuation after each request's chat prompt (lm-eval style).
 
-        The prompt is read once; each continuation is then decoded on top of the prompt's KV cache in
-        one batch with logits for every position, and the cache is cut back to the prompt after it.
+        The prompt is read once (with ``reuse_prompt_cache``, only past the chunk-aligned prefix it
+        shares with the previous request, as in ``generate``); each continuation is then decoded on top
+        of the prompt's KV cache in one batch with logits for every position, and the cache is cut back
+        to the prompt after it.
         """
         return [self._score_one(r, list(c)) for r, c in zip(requests, continuations, strict=True)]
 
@@ -187,8 +189,23 @@ class LlamaCppBackend(Backend):
         n_vocab = llm.n_vocab()
         scores = []
         with self._lock:
-            llm.reset()
-            llm.eval(context)
+            if self.reuse_prompt_cache:
+                # Keep the prefix this prompt shares with what the cache holds (the previous request's
+                # prompt); _aligned_eval cuts it back to a chunk boundary, so the logits are the ones a
+                # read from scratch gives. At least one token is read: its logits score the first
+                # continuation token.
+                held = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+                kept = 0
+                for a, b in zip(held, context[:-1], strict=False):
+                    if a != b:
+                        break
+                    kept += 1
+                llm.n_tokens = kept
+                self._align_next_eval = True
+                llm.eval(context[kept:])
+            else:
+                llm.reset()
+                llm.eval(context)
             last = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,)).copy()
             for (ctx, cont), text in zip(pairs, continuations, strict=True):
                 tokens = ctx[len(context) :] + cont

@@ -84,3 +84,27 @@ def test_adversarial_request_orders_keep_answers_identical(backends) -> None:
     got = [c.text for c in reuse.generate(requests)]
     want = [c.text for c in fresh.generate(requests)]
     assert got == want
+
+
+def test_option_scores_are_identical_with_and_without_prefix_reuse(backends) -> None:
+    """loglik / letter modes read the prompt through the same chunk-aligned reuse: the same scores to
+    the last bit, interleaved with generation, while the reusing backend skips shared chunks."""
+    from pipelines.backends import ChatMessage, ChatRequest
+
+    reuse, fresh = backends
+    options = ["the music gets louder", "the music gets quieter", "the key turns minor", "nothing changes"]
+    base = "Scene features: brightness 0.41, motion 0.73, loudness -14 dB, key A minor, tempo 121. " * 5
+
+    def ask(text: str) -> ChatRequest:
+        return ChatRequest(
+            messages=[ChatMessage(role="user", content=base + text)], max_tokens=8, choices=options
+        )
+
+    requests = [ask("How does the music change?"), ask("How does the music change?"), ask("And the key?")]
+    before = reuse.reused_tokens
+    got = [reuse.score_continuations([r], [options])[0] for r in requests]
+    reuse.generate([ask("Describe the scene.")])  # generation in between moves the cache
+    got.append(reuse.score_continuations([requests[0]], [options])[0])
+    want = [fresh.score_continuations([r], [options])[0] for r in [*requests, requests[0]]]
+    assert [[s.logprob for s in row] for row in got] == [[s.logprob for s in row] for row in want]
+    assert reuse.reused_tokens > before
