@@ -72,3 +72,31 @@ def test_no_option_recognised_and_no_fact_are_said(reader) -> None:
     }
     none = reader.answer(options, [_fact("visual:brightness:up", "music:pitch:up")])
     assert none.letters == [] and none.reason == NO_FACT
+
+
+def test_a_fact_about_a_variable_no_option_names_is_passed_over() -> None:
+    # No option is about loudness: the loudness fact must not pick the option that merely sits
+    # closest to "loudness increases" ("agitated"); the key fact after it decides.
+    more = {
+        **NODES,
+        "music:valence:up": ("valence increases", "music_change"),
+        "music:valence:down": ("valence decreases", "music_change"),
+        "music:arousal:up": ("arousal increases", "music_change"),
+        "music:arousal:down": ("arousal decreases", "music_change"),
+        "music:tempo:up": ("tempo increases", "music_change"),
+        "music:mode:is:major": ("mode is major", "music_change"),
+    }
+    nodes = {i: CkgNode(id=i, title=title, kind=kind) for i, (title, kind) in more.items()}
+    reader = GraphReader(CausalGraph(nodes=nodes, edges={}))
+    options = {
+        "a": "the music gets more agitated",
+        "b": "the music turns gloomier",
+        "c": "the harmony sits in a minor key",
+        "d": "the harmony sits in a major key",
+    }
+    facts = [
+        _fact("visual:brightness:up", "music:loudness:up"),
+        _fact("visual:brightness:up", "music:mode:is:minor"),
+    ]
+    answer = reader.answer(options, facts)
+    assert answer.letters == ["c"] and answer.fact_id == facts[1].id
