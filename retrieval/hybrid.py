@@ -10,8 +10,10 @@
    is a candidate, and so is every edge among the question's nearest edges in the FAISS edge index.
 3. Rerank, relevance first. An edge's relevance is ``seed(cause) + seed(effect) + similarity weight x
    cosine(question, edge text) + spread weight x spread(cause, effect)``: how much its own ends are the
-   question's variables (the seeds of step 1: observed events and the nodes nearest the question)
-   and how close its text is to the question. Relevance is rounded to ``RELEVANCE_DECIMALS``; the
+   question's variables (the stated and observed seeds of step 1; the nodes merely nearest the
+   question spread activation, so they decide which edges are candidates, but their own seed is not
+   counted) and how close its text is to the question. A stated event's alternatives (the other directions of its variable) take no vector
+   seed: the question said which way. Relevance is rounded to ``RELEVANCE_DECIMALS``; the
    strength (relation prior x weight) only breaks ties in it, so a strong ``causes`` edge about
    loudness never outranks the edge about the contrast the question asks about.
 4. Cut. The top ``k`` (and, when a token budget is set, as many as fit).
@@ -144,6 +146,17 @@ class HybridRetriever(Retriever):
         from retrieval.stated import StatedEvents
 
         self._stated = StatedEvents({node_id: view.title(node_id) for node_id in view.node_ids})
+        # The alternatives of an event: the other events of its ``modality:variable``.
+        variable_rows: dict[str, list[int]] = {}
+        for row, node_id in enumerate(view.node_ids):
+            if view.graph.nodes[node_id].kind != "concept" and node_id.count(":") >= 2:
+                variable_rows.setdefault(":".join(node_id.split(":")[:2]), []).append(row)
+        self._alternatives = {
+            row: [other for other in rows if other != row] for rows in variable_rows.values() for row in rows
+        }
+        self._concept = np.array(
+            [view.graph.nodes[node_id].kind == "concept" for node_id in view.node_ids], dtype=bool
+        )
         n, e = len(view.node_ids), len(edges)
         from scipy import sparse
 
@@ -207,6 +220,7 @@ class HybridRetriever(Retriever):
         from scipy import sparse
 
         seed_maps: list[dict[int, float]] = [{} for _ in range(b)]
+        ruled_out: list[set[int]] = [set() for _ in range(b)]
         for i, query in enumerate(queries):
             weight = (
                 config.counterfactual_observed_weight
@@ -226,6 +240,10 @@ class HybridRetriever(Retriever):
             ):
                 row = self._node_row[node_id]
                 seed_maps[i][row] = seed_maps[i].get(row, 0.0) + config.stated_weight
+                # The question states this direction: the embedding's closeness to the other
+                # directions of the variable ("brightness decreases" for "gone up") is not a seed.
+                ruled_out[i].update(self._alternatives.get(row, ()))
+        firm = _rows_matrix(seed_maps, n)  # stated + observed: what relevance counts (step 4)
         for rows_of, vecs, weight in (
             (list(range(b)), main_vecs, 1.0),
             (hypo_rows, hypo_vecs, config.hypothetical_weight),
@@ -233,7 +251,7 @@ class HybridRetriever(Retriever):
             sims, rows = self.index.node_search.search(vecs, config.node_seeds)
             for j, i in enumerate(rows_of):
                 for sim, row in zip(sims[j].tolist(), rows[j].tolist(), strict=True):
-                    if row >= 0 and sim >= config.min_similarity:
+                    if row >= 0 and sim >= config.min_similarity and row not in ruled_out[i]:
                         seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight * sim
         seeds = _rows_matrix(seed_maps, n)
 
@@ -275,6 +293,19 @@ class HybridRetriever(Retriever):
         seed_tgt = np.asarray(seeds[pair_q, tgt]).ravel()
         spread_src = np.asarray(act[pair_q, src]).ravel() - seed_src
         spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - seed_tgt
+        # Relevance counts the seeds the question states or the transition shows; a node that is only
+        # near the question in embedding space spreads activation (it reaches candidates) but is no
+        # evidence that an edge is about the question's variables: "key changed" or a mood shift sits
+        # near any question about "the soundtrack", and a concept node near any question naming it.
+        # An edge to a concept node (a variable's name, not a change: "brightness increases" is a
+        # "brightness") says nothing about a cause or an effect: only its event end counts, not the
+        # concept's activation nor the text, which names the question's variable twice.
+        firm.sum_duplicates()
+        seed_src = np.asarray(firm[pair_q, src]).ravel()
+        seed_tgt = np.asarray(firm[pair_q, tgt]).ravel()
+        concept_pair = self._concept[src] | self._concept[tgt]
+        spread_src[concept_pair] = 0.0
+        spread_tgt[concept_pair] = 0.0
         strength = self._strength[pair_e]
         hypo_of = np.full(b, -1, dtype=np.int64)
         hypo_of[hypo_rows] = np.arange(len(hypo_rows))
@@ -287,6 +318,7 @@ class HybridRetriever(Retriever):
                 where = positions[in_hypo]
                 hypo_sims = self._pair_similarities(hypo_of[pair_q[where]], pair_e[where], hypo_vecs)
                 sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
+            sims[concept_pair[positions]] = 0.0
             return pair_scores(
                 config,
                 seed_src[positions],
@@ -309,7 +341,7 @@ class HybridRetriever(Retriever):
                 seed_tgt,
                 spread_src,
                 spread_tgt,
-                np.ones(len(pair_q)),
+                np.where(concept_pair, 0.0, 1.0),
                 strength,
                 self._max_strength,
             )

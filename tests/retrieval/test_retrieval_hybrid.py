@@ -99,3 +99,20 @@ def test_token_budget_cuts_the_facts(small_graph, embedder) -> None:
     cut = get_retriever("hybrid", small_graph, embedder=embedder, budget_tokens=60).retrieve(query, k=10)
     assert 0 < len(cut.facts) < len(full.facts)
     assert cut.facts == full.facts[: len(cut.facts)]
+
+
+def test_a_stated_direction_and_the_rule_outrank_its_alternative_and_concept_links(
+    small_graph, embedder
+) -> None:
+    # The hypothetical clause says "up": edges from "brightness decreases" (close to it in embedding
+    # space) and the concept link "brightness increases is a brightness" must not come first.
+    retriever = get_retriever("hybrid", small_graph, embedder=embedder)
+    query = RetrievalQuery(
+        question=(
+            "Brightness went 131.9 → 120.0. Suppose brightness had instead gone 131.9 → 145.9. "
+            "Which change would the soundtrack have shown?"
+        ),
+        question_type="counterfactual",
+    )
+    top = retriever.retrieve(query, k=3).facts[0]
+    assert top.source == "visual:brightness:up" and not top.id.endswith("|instance_of")
