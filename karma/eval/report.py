@@ -249,7 +249,7 @@ def plot_comparison(runs: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
 
 def comparison_table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     lines = [
-        "| run | questions | graph on | graph off | delta [95% CI] | McNemar p | parse failures (on/off) | graph scorer |",
+        "| run | questions | graph on | graph off | delta [95% CI] | McNemar p | parse failures (on/off) | graph reader |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, results in runs:

@@ -129,6 +129,7 @@ def merge_runs(
         if run.graphs_dir.is_dir():
             for graph_dir in sorted(run.graphs_dir.iterdir()):
                 dest = target.graphs_dir / graph_dir.name
+                target.graphs_dir.mkdir(parents=True, exist_ok=True)
                 if not dest.exists():
                     shutil.copytree(graph_dir, dest) if graph_dir.is_dir() else shutil.copy2(graph_dir, dest)
     return finalize(target, merged_config)

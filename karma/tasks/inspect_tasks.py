@@ -6,16 +6,18 @@ default is this checkout's ``data/sample``).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from inspect_ai import Task, task
 
+from karma.core.paths import project_root
 from karma.tasks.inspect_bridge import karma_inspect_task
+
+# The checkout's sample data (a relative path when karma runs from a wheel without the checkout).
+_SAMPLE = str(project_root() / "data" / "sample") if project_root() is not None else "data/sample"
 
 
 @task
 def karma_mv(
-    data: str = str(Path(__file__).resolve().parents[2] / "data" / "sample"),
+    data: str = _SAMPLE,
     limit: int | None = None,
     max_tokens: int = 8,
 ) -> Task:

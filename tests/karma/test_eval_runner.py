@@ -208,7 +208,7 @@ def test_report_has_tables_and_plots(killed_and_resumed: dict, tmp_path: Path) -
     path = write_report([run_dir], tmp_path / "report")
     text = path.read_text()
     assert "| graph on |" in text and "| graph off |" in text
-    assert "McNemar" in text and "graph scorer (no model)" in text and "random (25%)" in text
+    assert "McNemar" in text and "graph reader (facts only, no LLM)" in text and "random (25%)" in text
     pngs = sorted((tmp_path / "report").glob("*.png"))
     assert {p.name.split("_")[-1] for p in pngs} == {"accuracy.png", "delta.png"}
     for png in pngs:

@@ -121,11 +121,13 @@ def test_vlm_ask_on_generator_clips_masks_audio_and_reports_a_text_only_backend(
 
     features = load_features_file(SAMPLE / "synthVid001_causal_features.json").features
     clips = tmp_path / "clips"
-    for scene in ("scene_001", "scene_002"):
+    # As long as the QA file's spans (scene_001 0-4.078 s, scene_002 4.078-7.404 s): the VLM path
+    # refuses a clip whose length does not match its QA span (pipelines.clip_check).
+    for scene, duration in (("scene_001", 4.078), ("scene_002", 7.404 - 4.078)):
         render_scene_clip(
             clips / "synthVid001" / f"{scene}.mp4",
             features.scenes[scene],
-            1.0,
+            duration,
             scene_id=scene,
             video_id="synthVid001",
         )

@@ -13,6 +13,8 @@ from retrieval.embed import Embedder
 
 def test_vectors_are_reused_from_disk_without_loading_the_model(tmp_path: Path, monkeypatch) -> None:
     texts = ["brightness increases across the cut", "tempo decreases"]
+    # A fresh process: other tests may have embedded these texts into the shared in-memory cache.
+    monkeypatch.setattr(embed, "_CACHES", {})
     first = Embedder(disk_cache=tmp_path).encode(texts)
     assert len(list(tmp_path.glob("*.npy"))) == 2
 
