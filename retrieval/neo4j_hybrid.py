@@ -1,11 +1,13 @@
 """``neo4j-hybrid``: the hybrid retriever's algorithm run where the graph lives, in Neo4j.
 
-Nothing of the graph is loaded into memory. Per question, in parameterised Cypher (one read
+Nothing of the graph's edges or vectors is loaded into memory (only node ids, titles and kinds, for
+the stated events, a variable's alternatives and the concept rule of ``retrieval.hybrid``). Per question, in parameterised Cypher (one read
 transaction):
 
 1. Split guard (``strict_split``): the question's video must be in the pushed graph's
    ``exclude_videos`` (checked in the query against the provenance node).
-2. Seeds: the observed events (by node id) plus the nearest nodes from the native vector index
+2. Seeds: the observed events (by node id), the events the question states (``retrieval.stated``;
+   their variable's other directions take no vector seed) plus the nearest nodes from the native vector index
    ``karma_node_embedding`` (candidates rescored exactly in Cypher: a float64 inner product of the
    stored float32 vectors, rounded as numpy rounds), for the question and a counterfactual's
    hypothetical clause.
@@ -223,6 +225,26 @@ class Neo4jHybridRetriever(Retriever):
             database_=database,
         )
         by_relation = {r["relation"]: float(r["weight"]) for r in records if r["weight"] is not None}
+        # Node ids, titles and kinds (no vectors, no edges): what the in-memory retriever's stated
+        # events, a variable's alternatives and the concept rule read (retrieval.hybrid, steps 1 and 4).
+        records, _, _ = driver.execute_query(
+            f"MATCH (n:{NODE_LABEL}) RETURN n.id AS id, n.title AS title, n.kind AS kind",
+            database_=database,
+        )
+        from retrieval.stated import StatedEvents
+
+        titles = {r["id"]: r["title"] if r["title"] is not None else r["id"] for r in records}
+        self._concepts = {r["id"] for r in records if r["kind"] == "concept"}
+        self._stated = StatedEvents(titles)
+        variables: dict[str, list[str]] = {}
+        for node_id in sorted(titles):
+            if node_id not in self._concepts and node_id.count(":") >= 2:
+                variables.setdefault(":".join(node_id.split(":")[:2]), []).append(node_id)
+        self._alternatives = {
+            node_id: [other for other in ids if other != node_id]
+            for ids in variables.values()
+            for node_id in ids
+        }
         self.max_weight = max([*by_relation.values(), 1e-9])
         # strength is monotone in the weight, so its maximum is at each relation's largest weight
         self.max_strength = max(
@@ -261,7 +283,15 @@ class Neo4jHybridRetriever(Retriever):
         )
         return [(r["id"], float(r["sim"])) for r in rows]
 
-    def _retrieve_one(self, tx, query: RetrievalQuery, main: list[float], hypo: list[float] | None, k: int):
+    def _retrieve_one(
+        self,
+        tx,
+        query: RetrievalQuery,
+        main: list[float],
+        hypo: list[float] | None,
+        k: int,
+        clause: str | None = None,
+    ):
         config = self.config
         # 1. seeds, added in the in-memory retriever's order: observed events, question, clause.
         weight = (
@@ -274,11 +304,20 @@ class Neo4jHybridRetriever(Retriever):
             set(query.observed_events) | set(events_from_deltas(query.visual_deltas, self.thresholds))
         ):
             seeds[node_id] = seeds.get(node_id, 0.0) + weight
+        # the change the question states (a counterfactual: its hypothetical clause); its variable's
+        # other directions take no vector seed
+        ruled_out: set[str] = set()
+        for node_id in self._stated(clause if query.question_type == "counterfactual" else query.question):
+            seeds[node_id] = seeds.get(node_id, 0.0) + config.stated_weight
+            ruled_out.update(self._alternatives.get(node_id, ()))
+        firm = dict(seeds)  # stated + observed: what relevance counts
         for node_id, sim in self._node_seeds(tx, main):
-            seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 * sim
+            if node_id not in ruled_out:
+                seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 * sim
         if hypo is not None:
             for node_id, sim in self._node_seeds(tx, hypo):
-                seeds[node_id] = seeds.get(node_id, 0.0) + config.hypothetical_weight * sim
+                if node_id not in ruled_out:
+                    seeds[node_id] = seeds.get(node_id, 0.0) + config.hypothetical_weight * sim
         # 2. expansion, one Cypher query per hop.
         params = self._params()
         act = dict(seeds)
@@ -317,6 +356,15 @@ class Neo4jHybridRetriever(Retriever):
         seed_tgt = np.array([seeds.get(r["target"], 0.0) for r in records])
         spread_src = np.array([act.get(r["source"], 0.0) for r in records]) - seed_src
         spread_tgt = np.array([act.get(r["target"], 0.0) for r in records]) - seed_tgt
+        # relevance counts the firm seeds; an edge to a concept node counts only its event end
+        seed_src = np.array([firm.get(r["source"], 0.0) for r in records])
+        seed_tgt = np.array([firm.get(r["target"], 0.0) for r in records])
+        concept_pair = np.array(
+            [r["source"] in self._concepts or r["target"] in self._concepts for r in records], dtype=bool
+        )
+        spread_src[concept_pair] = 0.0
+        spread_tgt[concept_pair] = 0.0
+        sims[concept_pair] = 0.0
         strength = np.array(
             [
                 edge_strength(config, r["relation"], float(r["weight"] or 0.0), self.max_weight)
@@ -378,7 +426,7 @@ class Neo4jHybridRetriever(Retriever):
         def work(tx) -> list[RetrievalResult]:
             self._guard(tx, queries)
             return [
-                self._retrieve_one(tx, q, vectors[i].astype(np.float64).tolist(), hypo_vec.get(i), k)
+                self._retrieve_one(tx, q, vectors[i].astype(np.float64).tolist(), hypo_vec.get(i), k, hypo[i])
                 for i, q in enumerate(queries)
             ]
 

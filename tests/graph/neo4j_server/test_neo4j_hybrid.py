@@ -143,8 +143,8 @@ def test_neo4j_hybrid_equals_in_memory_hybrid_on_a_30k_entity_graphrag_graph(
     )
     queries = [RetrievalQuery(question=q) for q, _ in synth.questions(graph, 25, seed=7)]
     expected = memory.retrieve_many(queries, k=10)
-    in_db = get_retriever("neo4j-hybrid", graph, embedder=embedder, driver=clean_db).retrieve_many(
-        queries, k=10
-    )
+    in_db = get_retriever(
+        "neo4j-hybrid", graph, embedder=embedder, driver=clean_db, search="exact"
+    ).retrieve_many(queries, k=10)
     assert _facts(in_db) == _facts(expected)
     assert all(len(r.facts) == 10 for r in in_db)
