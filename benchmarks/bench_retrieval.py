@@ -31,6 +31,7 @@ an entity per extracted name; to measure on such a graph, import it and point th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -38,6 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_RATIO = 20.0
@@ -117,6 +119,12 @@ def main() -> None:
         help="With --graph: the QA/features folder whose questions are retrieved for (recall is printed "
         "only when it holds a synth question_truth.jsonl)",
     )
+    parser.add_argument(
+        "--neo4j",
+        action="store_true",
+        help="Also push the graph with its embeddings to the local Neo4j (bash scripts/neo4j.sh start) and "
+        "time neo4j-hybrid beside the others; replaces the karma graph the database holds",
+    )
     args = parser.parse_args()
     if (args.graph is None) != (args.data is None):
         parser.error("--graph and --data go together")
@@ -128,7 +136,6 @@ def main() -> None:
         get_retriever,
         graph_thresholds,
         load_question_truth,
-        recall_at_k,
     )
     from retrieval.embed import Embedder
     from retrieval.index import INDEX_DIRNAME
@@ -184,15 +191,28 @@ def main() -> None:
         "keyword": get_retriever("keyword", view),
         "paths": get_retriever("paths", view),
     }
+    with contextlib.ExitStack() as stack:
+        if args.neo4j:
+            from neo4j_retriever import pushed_neo4j_hybrid
 
+            retrievers["neo4j-hybrid"] = stack.enter_context(
+                pushed_neo4j_hybrid(view.graph, embedder, args.work)
+            )
+        _measure(args, retrievers, embedder, queries, records, truth, world)
+
+
+def _measure(args, retrievers, embedder, queries, records, truth, world) -> None:
+    """Streaming (cold and warm), batched, the ratios and recall of every retriever on the same queries."""
+    from retrieval import embed as embed_module
+    from retrieval import recall_at_k
+
+    hybrid = retrievers["hybrid"]
     # Streaming first (hybrid's question cache is cold), again with the cache warm (a second pass, as
     # the other arm of an ablation or a rerun sees it), then the batch path on a fresh text cache.
     stream: dict[str, tuple[list[float], list]] = {}
     for name, retriever in retrievers.items():
         stream[name] = _streaming(retriever, queries, args.k)
     warm_latencies, warm_results = _streaming(hybrid, queries, args.k)
-    from retrieval import embed as embed_module
-
     embed_module._CACHES.get(embedder.model_ref, {}).clear()  # the batch pass pays its embeddings too
     batch_s: dict[str, float] = {}
     batch_results: dict[str, list] = {}
@@ -210,15 +230,15 @@ def main() -> None:
     same = same and warm_results == stream["hybrid"][1]
 
     print()
-    print(f"{'retriever':<9} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9} {'batch ms/q':>11}")
+    print(f"{'retriever':<12} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9} {'batch ms/q':>11}")
     for name in retrievers:
         p50, p95, mean = _percentiles(stream[name][0])
         print(
-            f"{name:<9} {p50 * 1e3:>9.3f} {p95 * 1e3:>9.3f} {mean * 1e3:>9.3f} {batch_s[name] * 1e3:>11.4f}"
+            f"{name:<12} {p50 * 1e3:>9.3f} {p95 * 1e3:>9.3f} {mean * 1e3:>9.3f} {batch_s[name] * 1e3:>11.4f}"
         )
     wp50, wp95, wmean = _percentiles(warm_latencies)
     print(
-        f"{'hybrid*':<9} {wp50 * 1e3:>9.3f} {wp95 * 1e3:>9.3f} {wmean * 1e3:>9.3f} {warm_batch_s * 1e3:>11.4f}"
+        f"{'hybrid*':<12} {wp50 * 1e3:>9.3f} {wp95 * 1e3:>9.3f} {wmean * 1e3:>9.3f} {warm_batch_s * 1e3:>11.4f}"
         "   * question-embedding cache warm"
     )
     kp50, kp95, kmean = _percentiles(stream["keyword"][0])
@@ -236,13 +256,20 @@ def main() -> None:
         f"warm {batch_s['keyword'] / warm_batch_s:.1f}x  (goal >= {GOAL_RATIO:.0f}x)"
     )
     print(f"batch, cold and warm results identical to one-at-a-time results: {same}")
+    if "neo4j-hybrid" in stream:
+        equal = sum(
+            a.facts == b.facts for a, b in zip(stream["neo4j-hybrid"][1], stream["hybrid"][1], strict=True)
+        )
+        print(
+            f"neo4j-hybrid returns the in-memory hybrid's facts in its order: {equal}/{len(queries)} questions"
+        )
 
     print()
     if not truth:
         print(f"recall not measured: {world} has no question_truth.jsonl (only synth worlds know the causes)")
         return
     ks = (1, 3, 5, 10)
-    print(f"{'retriever':<9} " + " ".join(f"{'R@' + str(k):>7}" for k in ks) + "   (recall of true causes)")
+    print(f"{'retriever':<12} " + " ".join(f"{'R@' + str(k):>7}" for k in ks) + "   (recall of true causes)")
     scored = [i for i, record in enumerate(records) if record is not None and record.cause_events]
     recalls: dict[str, list[float]] = {}
     for name in retrievers:
@@ -255,7 +282,7 @@ def main() -> None:
             ]
             values.append(sum(hits) / max(len(hits), 1))
         recalls[name] = values
-        print(f"{name:<9} " + " ".join(f"{value:>7.3f}" for value in values))
+        print(f"{name:<12} " + " ".join(f"{value:>7.3f}" for value in values))
     higher = all(recalls["hybrid"][j] > recalls["keyword"][j] for j in range(len(ks)))
     print(f"\nhybrid recall above keyword at every k: {higher}; questions scored: {len(scored)}")
     _rule_table(retrievers, stream, records, scored)
@@ -267,7 +294,7 @@ def _rule_table(retrievers, stream, records, scored) -> None:
 
     types = sorted({records[i].type for i in scored})
     print()
-    print(f"{'retriever':<9} " + " ".join(f"{t[:14]:>15}" for t in [*types, "all"]) + "   (own rule @1)")
+    print(f"{'retriever':<12} " + " ".join(f"{t[:14]:>15}" for t in [*types, "all"]) + "   (own rule @1)")
     for name in retrievers:
         cells = []
         for qtype in [*types, "all"]:
@@ -278,7 +305,7 @@ def _rule_table(retrievers, stream, records, scored) -> None:
                 for i in chosen
             ]
             cells.append(f"{sum(hits) / max(len(hits), 1):>9.3f} n={len(hits):<4}")
-        print(f"{name:<9} " + " ".join(cells))
+        print(f"{name:<12} " + " ".join(cells))
 
 
 if __name__ == "__main__":
