@@ -297,7 +297,7 @@ def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
 def _neo4j(graph, embedder, queries, expected, args, keyword_mean: float) -> dict[str, float]:
     from neo4j_retriever import pushed_neo4j_hybrid
 
-    with pushed_neo4j_hybrid(graph, embedder, args.work) as retriever:
+    with pushed_neo4j_hybrid(graph, embedder, args.work) as (retriever,):
         lat, res = _stream(retriever, queries, args.k)
     p50, mean = _pct(lat)
     same = sum(a.facts == b.facts for a, b in zip(res, expected, strict=False))

@@ -15,8 +15,11 @@ from pathlib import Path
 
 
 @contextmanager
-def pushed_neo4j_hybrid(graph, embedder, work: Path) -> Iterator[object]:
-    """Push ``graph`` with its embeddings and yield a ``neo4j-hybrid`` retriever reading it."""
+def pushed_neo4j_hybrid(
+    graph, embedder, work: Path, searches: tuple[str, ...] = ("index",)
+) -> Iterator[list]:
+    """Push ``graph`` with its embeddings and yield one ``neo4j-hybrid`` retriever reading it per
+    ``searches`` entry (``index``: Neo4j's native vector indexes, approximate; ``exact``: a full scan)."""
     from graph.neo4j import Neo4jSettings, open_driver
     from graph.neo4j.push import push_graph
     from retrieval import get_retriever
@@ -32,4 +35,9 @@ def pushed_neo4j_hybrid(graph, embedder, work: Path) -> Iterator[object]:
             f"  neo4j: graph + {report.nodes + report.relationships} vectors pushed in "
             f"{time.perf_counter() - started:.1f} s"
         )
-        yield get_retriever("neo4j-hybrid", None, embedder=embedder, driver=driver, settings=settings)
+        yield [
+            get_retriever(
+                "neo4j-hybrid", None, embedder=embedder, driver=driver, settings=settings, search=search
+            )
+            for search in searches
+        ]
