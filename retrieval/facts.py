@@ -30,39 +30,40 @@ COMPACT_RELATION: dict[str, str] = {
 """How each relation reads in a fact line (short: the fact block is paid for in prompt tokens)."""
 
 
-def stats_text(support: float, confidence: float, lift: float, explanations: int = 0) -> str:
-    """The statistics in the fact block's short form: ``n=120 P=.62 lift=1.8``.
+def stats_text(confidence: float, lift: float) -> str:
+    """The statistics in the fact block's short form: ``(86% x2.8)``, explained once by the block's
+    legend (``retrieval.serialize.LEGEND``).
 
-    ``n`` is the support (transitions where the cause was seen), ``P`` the confidence P(effect |
-    cause) as two decimals without the leading zero, ``lift`` to one decimal; ``expl=3`` counts the
-    explanations a text relation was read from. Absent statistics are left out. The precedence and
-    weight stay in the run log (``Fact.stats``), not in the prompt.
+    ``86%`` is the confidence P(effect | cause) in whole percent (``<1%`` when above 0 but below half a
+    percent), ``x2.8`` the lift (how many times its usual rate the effect followed the cause) to one
+    decimal, whole above 10. A statistic that is absent (0) is left out; neither: an empty string. The
+    support, the explanation count, the precedence and the weight stay in the graph and the run log
+    (``Fact.stats``; samples.jsonl records the fact ids), not in the prompt: the builder's support
+    threshold already decides which edges exist, and every digit is a token of the answering model.
     """
     parts: list[str] = []
-    if support:
-        parts.append(f"n={int(support)}")
     if confidence:
-        parts.append("P=" + f"{confidence:.2f}".removeprefix("0"))
+        percent = f"{confidence:.0%}"
+        parts.append("<1%" if percent == "0%" else percent)
     if lift:
-        parts.append(f"lift={lift:.1f}")
-    if explanations:
-        parts.append(f"expl={explanations}")
-    return " ".join(parts)
+        parts.append(f"x{lift:.0f}" if lift >= 10 else f"x{lift:.1f}")
+    return f"({' '.join(parts)})" if parts else ""
 
 
 def fact_line(view: GraphView, edge: CkgEdge) -> str:
-    """``brightness increases -> loudness increases (n=120 P=.62 lift=1.8)``.
+    """``brightness increases -> loudness increases (62% x1.8)``.
 
     An edge without mined statistics (a relationship imported from GraphRAG) shows its description
     after a colon: it is the causal sentence the published scripts put in the prompt. karma's own
     mined edges carry their evidence as statistics; their generated descriptions (which restate the
-    statistics in words) stay in the graph, out of the prompt budget."""
+    statistics in words) stay in the graph, out of the prompt budget, and so does the generated
+    description of a concept link (``tempo decreases is a tempo``: the line says it all)."""
     phrase = COMPACT_RELATION.get(edge.relation, RELATION_PHRASE.get(edge.relation, edge.relation))
     head = f"{view.title(edge.source)} {phrase} {view.title(edge.target)}"
-    explanations = len(edge.source_questions) if edge.relation == "text_relation" else 0
-    stats = stats_text(edge.support, edge.confidence, edge.lift, explanations)
-    line = f"{head} ({stats})" if stats else head
-    description = " ".join(edge.description.split()) if not edge.support else ""
+    stats = stats_text(edge.confidence, edge.lift)
+    line = f"{head} {stats}" if stats else head
+    shows_description = not edge.support and edge.relation != "instance_of"
+    description = " ".join(edge.description.split()) if shows_description else ""
     return f"{line}: {description}" if description else line
 
 

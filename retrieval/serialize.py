@@ -1,16 +1,22 @@
 """Retrieved facts as prompt text under a token budget: a compact numbered block, or a GraphRAG table.
 
-``lines`` (the prompt's default): one line per fact, ``<i>. <cause> -> <effect> (n=120 P=.62 lift=1.8)``
-with a short local index ``i`` (1, 2, ...) instead of the CKG edge id: the ids stay in the run log
-(``samples.jsonl`` records ``fact_ids``), the prompt does not pay ~25 tokens a fact to repeat the
-sentence as an id. Twins, facts about the same cause and effect with the same statistics (a
-``causes`` edge and its ``text_relation`` twin), become one line; both ids count as shown. The
-statistics' short form is documented in ``retrieval.facts.stats_text``.
+``lines`` (the prompt's default): a one-line legend (``LEGEND``), then one line per fact,
+``<i>. <cause> -> <effect> (62% x1.8)``, with a short local index ``i`` (1, 2, ...) instead of the CKG
+edge id: the ids stay in the run log (``samples.jsonl`` records ``fact_ids``), the prompt does not
+pay ~25 tokens a fact to repeat the sentence as an id. The statistics' short form (``(62% x1.8)``:
+the confidence in percent, the lift) is ``retrieval.facts.stats_text``; the legend explains it once
+for the whole block, with what ``->`` (causes) and ``moves with`` (not shown causal) claim;
+``relates to`` (a link read from the explanations) and ``is a`` (a concept link) read as plain words.
+
+Twins, facts about the same cause and effect (a ``causes`` edge and its ``text_relation`` twin, the
+same pair in any two relations, whatever their statistics), become one line: the line of the
+strongest relation (``RELATION_STRENGTH``), at the place of the best ranked twin; every twin counts
+as shown. The block is a function of the ranked facts alone (deterministic).
 
 The budget is counted with ``count_tokens``: pass the answering model's tokenizer (a backend's
 ``count_tokens``) to measure it in the model's tokens; the default is a tokenizer-free, deliberately
-high estimate. Facts are added best first until the next would exceed the budget; a fact is never
-cut in half.
+high estimate. The legend and the lines are added best first until the next line would exceed the
+budget; a fact is never cut in half.
 """
 
 from __future__ import annotations
@@ -37,29 +43,46 @@ def _line(fact: Fact, index: int) -> str:
     return f"{index}. {fact.text}"
 
 
-def twin_key(fact: Fact) -> tuple[object, ...]:
-    """Facts with equal keys say the same thing: same cause, same effect, same statistics."""
-    stats = fact.stats
-    return (
-        fact.source,
-        fact.target,
-        stats.get("support", 0.0),
-        stats.get("confidence", 0.0),
-        stats.get("lift", 0.0),
-    )
+LEGEND = (
+    "-> causes, moves with: not shown causal; (P% xL): effect followed P% of the time, L times its usual rate"
+)
+"""The block's first line in the ``lines`` style: how to read every fact line, said once (30 tokens of
+SmolLM2; ``relates to`` and ``is a`` read as plain words)."""
+
+RELATION_STRENGTH: tuple[str, ...] = ("causes", "text_relation", "co_moves", "instance_of")
+"""Strongest first (the order of hybrid retrieval's relation prior): which twin's line is shown."""
+
+
+def relation_of(fact: Fact) -> str:
+    """The relation named at the end of a CKG edge id (``<source>-><target>|<relation>``)."""
+    return fact.id.rpartition("|")[2]
+
+
+def _strength(fact: Fact) -> int:
+    relation = relation_of(fact)
+    return RELATION_STRENGTH.index(relation) if relation in RELATION_STRENGTH else len(RELATION_STRENGTH)
+
+
+def twin_key(fact: Fact) -> tuple[str, ...]:
+    """Facts with equal keys are twins: the same cause and the same effect, in any relation. A fact
+    without both endpoints is its own key (never merged)."""
+    if fact.source and fact.target:
+        return ("pair", fact.source, fact.target)
+    return ("id", fact.id)
 
 
 class FactBlock(NamedTuple):
     """The serialized facts and what they show."""
 
     lines: list[str]
-    """Prompt lines (after the table style's two header lines)."""
+    """Prompt lines: the header (the ``lines`` style's legend, the table style's two header lines),
+    then one line per fact."""
     shown: list[Fact]
-    """Every fact the lines show, in rank order (a merged twin included)."""
+    """Every fact the lines show, in rank order (merged twins included)."""
     tokens: int
-    """Tokens of the lines (each with its newline) as ``count_tokens`` counts them."""
+    """Tokens of all the lines (each with its newline) as ``count_tokens`` counts them."""
     facts_per_line: list[int]
-    """How many facts each fact line stands for (2 for a merged twin pair)."""
+    """How many facts each fact line stands for (2 for a merged twin pair), header lines excluded."""
 
 
 def _cell(value: str) -> str:
@@ -91,9 +114,9 @@ def fact_block(
 ) -> FactBlock:
     """The facts as prompt lines, best first, within ``budget_tokens`` (None: no limit).
 
-    ``lines``: the compact numbered block (module docstring). ``table``: GraphRAG's local-search
-    context form, a ``-----Relationships-----`` header, a ``|``-separated column row and one row per
-    fact (ids included: that form is for reading the graph, not for the prompt budget).
+    ``lines``: the legend and the compact numbered block (module docstring). ``table``: GraphRAG's
+    local-search context form, a ``-----Relationships-----`` header, a ``|``-separated column row and
+    one row per fact (ids included: that form is for reading the graph, not for the prompt budget).
     """
     count = count_tokens or estimate_tokens
     facts = result.facts if isinstance(result, RetrievalResult) else result
@@ -101,30 +124,35 @@ def fact_block(
         raise ValueError(f"style must be 'lines' or 'table', got {style!r}")
     if not facts:
         return FactBlock([], [], 0, [])
-    header: list[str] = [TABLE_HEADER, "|".join(TABLE_COLUMNS)] if style == "table" else []
+    if style == "table":
+        groups = [[position] for position in range(len(facts))]
+        header = [TABLE_HEADER, "|".join(TABLE_COLUMNS)]
+    else:
+        by_key: dict[tuple[str, ...], list[int]] = {}
+        for position, fact in enumerate(facts):
+            by_key.setdefault(twin_key(fact), []).append(position)
+        groups = list(by_key.values())  # in the rank of each pair's best fact
+        header = [LEGEND]
     used = sum(count(line) + 1 for line in header)
     lines: list[str] = []
-    shown: list[Fact] = []
+    shown: list[int] = []
     per_line: list[int] = []
-    line_of: dict[tuple[object, ...], int] = {}
-    for fact in facts:
-        key = twin_key(fact)
-        if style == "lines" and key in line_of:  # a twin of a fact already shown: no new line
-            shown.append(fact)
-            per_line[line_of[key]] += 1
-            continue
-        line = _line(fact, len(lines) + 1) if style == "lines" else _row(fact)
+    for group in groups:
+        if style == "lines":
+            strongest = min(group, key=lambda position: (_strength(facts[position]), position))
+            line = _line(facts[strongest], len(lines) + 1)
+        else:
+            line = _row(facts[group[0]])
         cost = count(line) + 1  # the newline
         if budget_tokens is not None and used + cost > budget_tokens:
             break
-        line_of[key] = len(lines)
         lines.append(line)
-        shown.append(fact)
-        per_line.append(1)
+        shown.extend(group)
+        per_line.append(len(group))
         used += cost
     if not lines:
         return FactBlock([], [], 0, [])
-    return FactBlock(header + lines, shown, used, per_line)
+    return FactBlock(header + lines, [facts[position] for position in sorted(shown)], used, per_line)
 
 
 def serialize_facts(
