@@ -291,6 +291,7 @@ def _measure(args, retrievers, embedder, queries, records, truth, world) -> None
     higher = all(recalls["hybrid"][j] > recalls["keyword"][j] for j in range(len(ks)))
     print(f"\nhybrid recall above keyword at every k: {higher}; questions scored: {len(scored)}")
     _rule_table(retrievers, stream, records, scored)
+    _other_rule_misses(stream["hybrid"][1], records, scored, world / "rules.json")
 
 
 def _rule_table(retrievers, stream, records, scored) -> None:
@@ -311,6 +312,37 @@ def _rule_table(retrievers, stream, records, scored) -> None:
             ]
             cells.append(f"{sum(hits) / max(len(hits), 1):>9.3f} n={len(hits):<4}")
         print(f"{name:<12} " + " ".join(cells))
+
+
+def _other_rule_misses(results, records, scored, rules_file: Path) -> None:
+    """Of the hybrid's own-rule misses, those whose first fact is another true rule of the question's
+    own cause (a cause with two true effects: the question text does not say which one it asks)."""
+    if not rules_file.is_file():
+        return
+    rules = json.loads(rules_file.read_text())["rules"]
+    true_pairs = {(rule["cause"], rule["effect"]) for rule in rules}
+    from retrieval.evaluate import rule_hit_at_k
+
+    print()
+    print("hybrid own-rule misses at 1, and of them: first fact another true rule of the question's cause")
+    for qtype in sorted({records[i].type for i in scored}):
+        misses = other = 0
+        for i in scored:
+            record = records[i]
+            if record.type != qtype:
+                continue
+            facts = results[i].facts
+            if rule_hit_at_k(facts, record.cause_events, record.effect_event, 1):
+                continue
+            misses += 1
+            first = facts[0] if facts else None
+            other += bool(
+                first
+                and first.source in record.cause_events
+                and first.target != record.effect_event
+                and (first.source, first.target) in true_pairs
+            )
+        print(f"  {qtype:<15} misses {misses:>4}, another true rule of the same cause first {other:>4}")
 
 
 if __name__ == "__main__":
