@@ -1,6 +1,6 @@
 """Media for the VLM pipeline: frames sampled with decord, audio read with PyAV, and derived clips
-whose audio is removed or replaced by silence (for predictive questions), written with PyAV and
-cached under a content-addressed path.
+whose audio is removed or replaced by silence (for predictive questions), written with
+``karma.core.media_write`` and cached under a content-addressed path.
 
 Why two libraries: decord is the fast, seekable frame reader the VLM tooling expects, but its stereo
 audio output is corrupt, so audio is read (and written) with PyAV. Derived clips copy the video
@@ -10,18 +10,16 @@ packets unchanged (no re-encode), so their frames are bit-identical to the sourc
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
 
-from karma.core.atomic import publish
 from karma.core.hashing import file_sha256
 from karma.core.media import MediaError, MediaInfo, decode_audio
 from karma.core.media import probe as probe
+from karma.core.media_write import Mp4Writer, write_wav
 from karma.core.paths import cache_root
 
 MEDIA_CACHE_VERSION = "1"
@@ -184,15 +182,7 @@ def derive_clip(path: str | Path, mode: AudioMode | str, cache_dir: str | Path |
     target = derived_clip_path(source, mode, Path(cache_dir) if cache_dir else default_cache_dir())
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(suffix=".mp4", dir=target.parent)
-    os.close(handle)
-    try:
-        _write_derived(source, Path(tmp_name), mode)
-        publish(tmp_name, target)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
+    _write_derived(source, target, mode)
     return target
 
 
@@ -213,25 +203,13 @@ def derive_audio_wav(path: str | Path, cache_dir: str | Path | None = None) -> P
     the audio out of an mp4 needs FFmpeg on the server. Float32 keeps the samples exactly as
     ``read_audio`` returns them, so every backend hears the same waveform.
     """
-    import soundfile
-
     source = Path(path)
     if not probe(source).has_audio:
         return None
     target = derived_wav_path(source, Path(cache_dir) if cache_dir else default_cache_dir())
     if target.is_file():
         return target
-    audio = read_audio(source, sample_rate=WAV_RATE)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(suffix=".wav", dir=target.parent)
-    os.close(handle)
-    try:
-        soundfile.write(tmp_name, audio, WAV_RATE, subtype="FLOAT", format="WAV")
-        publish(tmp_name, target)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-    return target
+    return write_wav(target, read_audio(source, sample_rate=WAV_RATE), WAV_RATE, subtype="FLOAT")
 
 
 def read_wav(path: str | Path) -> tuple[np.ndarray, int]:
@@ -249,38 +227,22 @@ def _write_derived(source: Path, target: Path, mode: AudioMode) -> None:
     import av
 
     info = probe(source)
-    with av.open(str(source)) as inp, av.open(str(target), "w", format="mp4") as out:
+    with av.open(str(source)) as inp, Mp4Writer(target) as out:
         video_in = inp.streams.video[0]
-        video_out = out.add_stream_from_template(video_in)
-        audio_out = None
+        out.copy_video(video_in)
         if mode == AudioMode.silence:
             rate = info.audio_rate or DEFAULT_SILENCE_RATE
-            layout = "mono" if (info.audio_channels or 2) == 1 else "stereo"
-            audio_out = out.add_stream("aac", rate=rate, layout=layout)
+            out.add_audio(rate, "mono" if (info.audio_channels or 2) == 1 else "stereo")
         # Copy the video packets as they are: the derived clip's frames equal the source's exactly.
         for packet in inp.demux(video_in):
-            if packet.dts is None:
-                continue
-            packet.stream = video_out
-            out.mux(packet)
-        if audio_out is not None:
-            _encode_silence(out, audio_out, info.duration_s)
+            out.copy_packet(packet)
+        if out.audio is not None:
+            _encode_silence(out, info.duration_s)
 
 
-def _encode_silence(out, stream, duration_s: float) -> None:
-    import av
-
-    rate = stream.rate
-    channels = stream.layout.nb_channels
+def _encode_silence(out: Mp4Writer, duration_s: float) -> None:
+    rate = out.audio.rate
+    channels = out.audio.layout.nb_channels
     total = max(round(duration_s * rate), AAC_FRAME_SAMPLES)
     for start in range(0, total, AAC_FRAME_SAMPLES):
-        count = min(AAC_FRAME_SAMPLES, total - start)
-        frame = av.AudioFrame.from_ndarray(
-            np.zeros((channels, count), dtype=np.float32), format="fltp", layout=stream.layout.name
-        )
-        frame.sample_rate = rate
-        frame.pts = start
-        for packet in stream.encode(frame):
-            out.mux(packet)
-    for packet in stream.encode(None):
-        out.mux(packet)
+        out.write_audio(np.zeros((channels, min(AAC_FRAME_SAMPLES, total - start)), dtype=np.float32))

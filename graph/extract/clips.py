@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from graph.extract.options import ExtractOptions
-from karma.core.atomic import publish
+from karma.core.media_write import Mp4Writer
 
 
 def scene_clip_name(number: int) -> str:
@@ -21,73 +21,24 @@ def scene_clip_name(number: int) -> str:
     return f"scene_{number:03d}.mp4"
 
 
-class _ClipWriter:
-    def __init__(
-        self,
-        path: Path,
+def clip_writer(
+    path: Path, fps, width: int, height: int, audio_rate: int | None, channels: int, options: ExtractOptions
+) -> Mp4Writer:
+    """An open writer for one clip: H.264 at the source's rate and size, AAC at the source's audio
+    rate when it has audio (``cut_clips`` here and ``graph.extract.qa_clips.cut_spans``)."""
+    writer = Mp4Writer(path)
+    writer.add_video(
         fps,
-        width: int,
-        height: int,
-        audio_rate: int | None,
-        channels: int,
-        options: ExtractOptions,
-    ):
-        import av
-
-        self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp")
-        self.container = av.open(str(self.tmp), mode="w", format="mp4")
-        self.video = self.container.add_stream(
-            "libx264", rate=fps, options={"crf": str(options.clip_crf), "preset": options.clip_preset}
-        )
-        self.video.width, self.video.height, self.video.pix_fmt = width, height, "yuv420p"
-        self.video.codec_context.thread_count = max(1, options.decode_threads)
-        self.audio = None
-        self.layout = "mono" if channels == 1 else "stereo"
-        if audio_rate:
-            # FFmpeg's "fast" AAC coder: about half the CPU of the default two-loop search (which was
-            # the largest single cost of cutting clips) at the same bitrate; the clips feed models.
-            self.audio = self.container.add_stream(
-                "aac", rate=audio_rate, layout=self.layout, options={"aac_coder": "fast"}
-            )
-        self.audio_rate = audio_rate
-        self.frames = 0
-
-    def add_frame(self, frame) -> None:
-        # Number frames from 0 in the encoder's time base. (pts=None is not "let the encoder number
-        # them": PyAV then stamps every frame alike and the clip lasts one frame's time.)
-        frame.pts = self.frames
-        frame.time_base = self.video.codec_context.time_base
-        self.frames += 1
-        for packet in self.video.encode(frame):
-            self.container.mux(packet)
-
-    def add_audio(self, samples: np.ndarray) -> None:
-        import av
-
-        if self.audio is None or samples.shape[1] == 0:
-            return
-        frame = av.AudioFrame.from_ndarray(
-            np.ascontiguousarray(samples, dtype=np.float32), format="fltp", layout=self.layout
-        )
-        frame.sample_rate = self.audio_rate
-        frame.pts = 0
-        for packet in self.audio.encode(frame):
-            self.container.mux(packet)
-
-    def close(self) -> None:
-        for stream in (self.video, self.audio):
-            if stream is not None:
-                for packet in stream.encode():
-                    self.container.mux(packet)
-        self.container.close()
-        publish(self.tmp, self.path)
-
-    def abort(self) -> None:
-        try:
-            self.container.close()
-        finally:
-            self.tmp.unlink(missing_ok=True)
+        width,
+        height,
+        options={"crf": str(options.clip_crf), "preset": options.clip_preset},
+        threads=max(1, options.decode_threads),
+    )
+    if audio_rate:
+        # FFmpeg's "fast" AAC coder: about half the CPU of the default two-loop search (which was
+        # the largest single cost of cutting clips) at the same bitrate; the clips feed models.
+        writer.add_audio(audio_rate, "mono" if channels == 1 else "stereo", options={"aac_coder": "fast"})
+    return writer
 
 
 def _source_audio(path: Path) -> tuple[np.ndarray | None, int | None]:
@@ -117,7 +68,7 @@ def cut_clips(
     audio, audio_rate = _source_audio(path)
     channels = 1 if audio is None else audio.shape[0]
     paths = [clip_dir / scene_clip_name(i + 1) for i in range(len(boundaries) - 1)]
-    writer: _ClipWriter | None = None
+    writer: Mp4Writer | None = None
     scene = -1
     try:
         with av.open(str(path)) as container:
@@ -131,15 +82,15 @@ def cut_clips(
                     if writer is not None:
                         writer.close()
                     scene += 1
-                    writer = _ClipWriter(
+                    writer = clip_writer(
                         paths[scene], rate, frame.width, frame.height, audio_rate, channels, options
                     )
                     if audio is not None and audio_rate:
                         a0 = round(boundaries[scene] / fps * audio_rate)
                         a1 = round(boundaries[scene + 1] / fps * audio_rate)
-                        writer.add_audio(audio[:, a0:a1])
+                        writer.write_audio(audio[:, a0:a1])
                 assert writer is not None
-                writer.add_frame(frame)
+                writer.write_frame(frame)
         if writer is not None:
             writer.close()
             writer = None

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from graph.extract.options import ExtractOptions
 from karma.core.errors import InputError, MediaError
+from karma.core.media_write import Mp4Writer
 from karma.core.records import seconds_to_time
 
 QA_SUFFIX = "_qa.json"
@@ -185,14 +186,14 @@ def cut_spans(
     overlap); re-encoded like ``karma extract``'s clips, audio cut at the sample. Atomic per clip."""
     import av
 
-    from graph.extract.clips import _ClipWriter, _source_audio
+    from graph.extract.clips import _source_audio, clip_writer
 
     clip_dir.mkdir(parents=True, exist_ok=True)
     audio, audio_rate = _source_audio(path)
     channels = 1 if audio is None else audio.shape[0]
     order = sorted(range(len(spans)), key=lambda i: spans[i])
     paths = [clip_dir / name for name in names]
-    active: dict[int, _ClipWriter] = {}
+    active: dict[int, Mp4Writer] = {}
     pending = list(order)
     last = max(end for _, end in spans)
     try:
@@ -206,15 +207,15 @@ def cut_spans(
                     break
                 while pending and spans[pending[0]][0] <= index:
                     i = pending.pop(0)
-                    writer = _ClipWriter(
+                    writer = clip_writer(
                         paths[i], rate, frame.width, frame.height, audio_rate, channels, options
                     )
                     if audio is not None and audio_rate:
                         a0, a1 = (round(f / fps * audio_rate) for f in spans[i])
-                        writer.add_audio(audio[:, a0:a1])
+                        writer.write_audio(audio[:, a0:a1])
                     active[i] = writer
                 for i, writer in list(active.items()):
-                    writer.add_frame(frame)
+                    writer.write_frame(frame)
                     if index + 1 >= spans[i][1]:
                         writer.close()
                         del active[i]

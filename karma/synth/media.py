@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from karma.core.atomic import publish, temporary_path
+from karma.core.media_write import Mp4Writer
 from karma.core.music import parse_key
 from karma.core.records import KEY_TEMPO, SceneFeatures, seconds_to_time
 from karma.core.visual import LUMA_WEIGHTS
@@ -362,56 +362,21 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(np.concatenate(planes, axis=0)), 0, 255).astype(np.uint8)
 
 
-class _Writer:
-    """An mp4 being written: H.264 video + stereo AAC."""
-
-    def __init__(self, path: Path, options: MediaOptions) -> None:
-        import av
-
-        # Written under a temporary name and published on close (karma.core.atomic): a kill never
-        # leaves a torn mp4 under the real name.
-        self.path, self.tmp = path, temporary_path(path)
-        self.container = av.open(str(self.tmp), mode="w", format="mp4")
-        self.video = self.container.add_stream(
-            "libx264", rate=options.fps, options={"crf": str(options.crf), "preset": "veryfast"}
-        )
-        self.video.width = options.width
-        self.video.height = options.height
-        self.video.pix_fmt = "yuv420p"
-        # One encoder thread: x264's frame threads make the bitstream depend on timing
-        # (parallelism comes from rendering videos in separate processes).
-        self.video.codec_context.thread_count = 1
-        self.audio = self.container.add_stream("aac", rate=options.sample_rate, layout="stereo")
-        self.sample_rate = options.sample_rate
-        self.audio_pts = 0
-
-    def add_frame(self, rgb: np.ndarray) -> None:
-        import av
-
-        # Convert here rather than in swscale: the first swscale conversion of a process was seen
-        # to differ run to run; this conversion is exact arithmetic on integer inputs.
-        frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
-        for packet in self.video.encode(frame):
-            self.container.mux(packet)
-
-    def add_audio(self, stereo: np.ndarray) -> None:
-        import av
-
-        frame = av.AudioFrame.from_ndarray(
-            np.ascontiguousarray(stereo, dtype=np.float32), format="fltp", layout="stereo"
-        )
-        frame.sample_rate = self.sample_rate
-        frame.pts = self.audio_pts
-        self.audio_pts += stereo.shape[1]
-        for packet in self.audio.encode(frame):
-            self.container.mux(packet)
-
-    def close(self) -> None:
-        for stream in (self.video, self.audio):
-            for packet in stream.encode():
-                self.container.mux(packet)
-        self.container.close()
-        publish(self.tmp, self.path)
+def _writer(path: Path, options: MediaOptions) -> Mp4Writer:
+    """An mp4 for H.264 video + stereo AAC (``karma.core.media_write``: written under a temporary
+    name and published on close, so a kill never leaves a torn mp4 under the real name)."""
+    writer = Mp4Writer(path)
+    # One encoder thread: x264's frame threads make the bitstream depend on timing
+    # (parallelism comes from rendering videos in separate processes).
+    writer.add_video(
+        options.fps,
+        options.width,
+        options.height,
+        options={"crf": str(options.crf), "preset": "veryfast"},
+        threads=1,
+    )
+    writer.add_audio(options.sample_rate, "stereo")
+    return writer
 
 
 def _scene_rng(options: MediaOptions, video_id: str, scene_id: str) -> np.random.Generator:
@@ -420,7 +385,7 @@ def _scene_rng(options: MediaOptions, video_id: str, scene_id: str) -> np.random
 
 
 def _render_into(
-    writers: list[_Writer],
+    writers: list[Mp4Writer],
     features: SceneFeatures,
     n_frames: int,
     options: MediaOptions,
@@ -430,12 +395,14 @@ def _render_into(
     look = _scene_look(features, options, rng, prev_hue)
     painter = _FramePainter(look, options.width, options.height)
     for index in range(n_frames):
-        rgb = painter.frame(index)
+        # Convert here rather than in swscale: the first swscale conversion of a process was seen
+        # to differ run to run; this conversion is exact arithmetic on integer inputs.
+        yuv = rgb_to_yuv420p(painter.frame(index))
         for writer in writers:
-            writer.add_frame(rgb)
+            writer.write_frame(yuv, format="yuv420p")
     audio = synthesize_audio(features, n_frames / options.fps, options.sample_rate)
     for writer in writers:
-        writer.add_audio(audio)
+        writer.write_audio(audio)
     return look
 
 
@@ -452,7 +419,7 @@ def render_scene_clip(
     """Write one scene clip whose frames and audio follow ``features`` (see the module docstring)."""
     options = options or MediaOptions()
     n_frames = max(1, round(duration_s * options.fps))
-    writer = _Writer(Path(path), options)
+    writer = _writer(Path(path), options)
     try:
         look = _render_into(
             [writer], features, n_frames, options, _scene_rng(options, video_id, scene_id), previous_hue
@@ -523,14 +490,14 @@ def render_scenes(
     full_writer = None
     video_path = out_dir / "videos" / f"{video_id}.mp4"
     if options.write_full_video:
-        full_writer = _Writer(video_path, options)
+        full_writer = _writer(video_path, options)
     clips: list[SceneClip] = []
     cursor_frames = 0
     prev_hue: float | None = None
     try:
         for scene in scenes:
             clip_path = out_dir / "clips" / video_id / f"{scene.scene_id}.mp4"
-            clip_writer = _Writer(clip_path, options)
+            clip_writer = _writer(clip_path, options)
             writers = [clip_writer] + ([full_writer] if full_writer is not None else [])
             try:
                 look = _render_into(

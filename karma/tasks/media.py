@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from karma.core.media_write import Mp4Writer
+
 STILL_FRAMES = 2
 """Frames of a still clip (Qwen-style vision towers patch two frames at a time)."""
 STILL_FPS = 1
@@ -12,7 +14,6 @@ STILL_FPS = 1
 
 def still_clip(image: Path, out_dir: Path) -> Path:
     """``image`` as a 2-frame, 1 fps H.264 mp4 without audio in ``out_dir`` (cached by content hash)."""
-    import av
     import numpy as np
     from PIL import Image
 
@@ -25,15 +26,8 @@ def still_clip(image: Path, out_dir: Path) -> Path:
         frame = np.asarray(img.convert("RGB"))
     height, width = frame.shape[0] - frame.shape[0] % 2, frame.shape[1] - frame.shape[1] % 2
     frame = np.ascontiguousarray(frame[:height, :width])
-    tmp = path.with_suffix(".part.mp4")
-    with av.open(str(tmp), "w") as out:
-        stream = out.add_stream("libx264", rate=STILL_FPS)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.options = {"preset": "ultrafast"}
+    with Mp4Writer(path) as out:
+        out.add_video(STILL_FPS, width, height, options={"preset": "ultrafast"})
         for _ in range(STILL_FRAMES):
-            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
-                out.mux(packet)
-        for packet in stream.encode(None):
-            out.mux(packet)
-    tmp.replace(path)
+            out.write_frame(frame, format="rgb24")
     return path
