@@ -8,6 +8,7 @@ import shutil
 from typer.testing import CliRunner
 
 from karma.cli.main import app
+from karma.core.atomic import is_temporary
 
 
 def _remux_faststart(source, target):
@@ -51,7 +52,8 @@ def test_extract_folder_records_broken_files_resumes_and_leaves_no_temporaries(r
     assert sorted(e["video_id"] for e in errors) == ["notAVideo", "truncatedFastStart", "truncatedVideo"]
     assert all(e["error"] and e["source"].endswith(".mp4") for e in errors)
     assert not (out / "truncatedVideo_causal_features.json").exists()
-    assert not list(out.rglob("*.tmp")), "temporary files left behind"
+    leftovers = [p for p in out.rglob("*") if is_temporary(p) or p.suffix == ".tmp"]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
 
     second = runner.invoke(app, args)
     assert "0 extracted" in second.output and "1 already done" in second.output, second.output
