@@ -419,13 +419,10 @@ def render_scene_clip(
     """Write one scene clip whose frames and audio follow ``features`` (see the module docstring)."""
     options = options or MediaOptions()
     n_frames = max(1, round(duration_s * options.fps))
-    writer = _writer(Path(path), options)
-    try:
+    with _writer(Path(path), options) as writer:  # a failed render leaves no clip behind
         look = _render_into(
             [writer], features, n_frames, options, _scene_rng(options, video_id, scene_id), previous_hue
         )
-    finally:
-        writer.close()
     duration = n_frames / options.fps
     return SceneClip(
         scene_id=scene_id,
@@ -497,9 +494,8 @@ def render_scenes(
     try:
         for scene in scenes:
             clip_path = out_dir / "clips" / video_id / f"{scene.scene_id}.mp4"
-            clip_writer = _writer(clip_path, options)
-            writers = [clip_writer] + ([full_writer] if full_writer is not None else [])
-            try:
+            with _writer(clip_path, options) as clip_writer:  # a failed render leaves no clip behind
+                writers = [clip_writer] + ([full_writer] if full_writer is not None else [])
                 look = _render_into(
                     writers,
                     scene.features,
@@ -508,8 +504,6 @@ def render_scenes(
                     _scene_rng(options, video_id, scene.scene_id),
                     prev_hue,
                 )
-            finally:
-                clip_writer.close()
             prev_hue = look.hue_deg
             clips.append(
                 SceneClip(
@@ -524,9 +518,12 @@ def render_scenes(
                 )
             )
             cursor_frames += scene.n_frames
-    finally:
+    except BaseException:
         if full_writer is not None:
-            full_writer.close()
+            full_writer.abort()  # nor a partial full video
+        raise
+    if full_writer is not None:
+        full_writer.close()
     return MediaResult(
         video_id=video_id,
         video_path=str(video_path) if full_writer is not None else None,

@@ -160,3 +160,24 @@ def test_parse_key_accepts_sharps_flats_and_rejects_garbage():
     assert parse_key("H major") is None
     assert parse_key("A dorian") is None
     assert parse_key(None) is None
+
+
+@pytest.mark.parametrize("entry", ["clip", "video"])
+def test_a_failed_render_leaves_no_clip_and_no_video_behind(tmp_path, monkeypatch, entry):
+    """A render that fails after frames were written publishes nothing: no clip, no full video, no
+    temporary file (the writers abort instead of closing)."""
+    import karma.synth.media as media
+
+    def broken_audio(*args, **kwargs):
+        raise RuntimeError("synthesis failed")
+
+    monkeypatch.setattr(media, "synthesize_audio", broken_audio)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="synthesis failed"):
+        if entry == "clip":
+            features = SceneFeatures.model_validate(_scene(100, 30, 100, 5, -20, "C major", 120))
+            render_scene_clip(out / "clip.mp4", features, 0.5)
+        else:
+            qa_path, features_path = _write_video_files(tmp_path, "vid")
+            render_video(qa_path, features_path, out)
+    assert [p for p in out.rglob("*") if p.is_file()] == []
