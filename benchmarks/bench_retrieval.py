@@ -128,6 +128,9 @@ def main() -> None:
     args = parser.parse_args()
     if (args.graph is None) != (args.data is None):
         parser.error("--graph and --data go together")
+    from machine import describe_machine
+
+    print(describe_machine())
 
     from karma.data import load_dataset
     from retrieval import (
@@ -204,6 +207,8 @@ def main() -> None:
 
 def _measure(args, retrievers, embedder, queries, records, truth, world) -> None:
     """Streaming (cold and warm), batched, the ratios and recall of every retriever on the same queries."""
+    from machine import describe_machine
+
     from retrieval import embed as embed_module
     from retrieval import recall_at_k
 
@@ -292,6 +297,7 @@ def _measure(args, retrievers, embedder, queries, records, truth, world) -> None
     print(f"\nhybrid recall above keyword at every k: {higher}; questions scored: {len(scored)}")
     _rule_table(retrievers, stream, records, scored)
     _other_rule_misses(stream["hybrid"][1], records, scored, world / "rules.json")
+    print(f"\n{describe_machine()}")
 
 
 def _rule_table(retrievers, stream, records, scored) -> None:
