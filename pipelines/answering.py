@@ -170,12 +170,24 @@ class GraphContext:
         k: int = 10,
         budget_tokens: int = 400,
         style: str = "lines",
+        links: str = "none",
+        concept_facts: bool = False,
     ):
+        if links not in ("none", "options"):
+            raise ValueError(f"fact links must be 'none' or 'options', got {links!r}")
         self.retriever = retriever
         self.use_graph = use_graph
         self.k = k
         self.budget_tokens = budget_tokens
         self.style = style
+        self.links = links
+        self.skip_relations: frozenset[str] = frozenset() if concept_facts else CONCEPT_RELATIONS
+        """Relations never shown to the model: concept links (``instance_of``, "brightness increases
+        is a brightness") unless ``concept_facts``; the next-ranked facts take their places."""
+        """``options``: each fact line names the option it speaks of, read by the graph reader
+        (``pipelines.backends.ckg_reader.GraphReader.links``: the retrieval embedding model, never a
+        phrase list); ``none``: plain lines."""
+        self._reader = None
         self.count_tokens = None
         """Counts the block's budget in the answering model's tokens when set (a backend's
         ``count_tokens``); else ``retrieval.serialize.estimate_tokens``."""
@@ -186,16 +198,60 @@ class GraphContext:
         if not self.use_graph or self.retriever is None:
             return None
         query = build_retrieval_query(transition, question, features, self.retriever)
-        return self.retriever.retrieve(query, k=self.k)
+        return retrieve_without(self.retriever, query, self.k, self.skip_relations)
 
-    def block(self, template: PromptTemplate, result: RetrievalResult | None) -> tuple[str, list[Fact]]:
-        """The block text and the facts it shows (after the token budget)."""
+    def block(
+        self,
+        template: PromptTemplate,
+        result: RetrievalResult | None,
+        options: Mapping[str, str] | None = None,
+    ) -> tuple[str, list[Fact]]:
+        """The block text and the facts it shows (after the token budget). ``options`` (the
+        question's, as the model sees them) are read only when ``links`` is ``options``."""
         if not self.use_graph:
             return "", []
         if result is None or not result.facts:
             return template.render_graph_block([]), []
-        lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style, self.count_tokens)
+        links = self.option_links(result, options) if self.links == "options" and options else None
+        lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style, self.count_tokens, links)
         return template.render_graph_block(lines), shown
+
+    def option_links(self, result: RetrievalResult, options: Mapping[str, str]) -> dict[str, str]:
+        """Fact id -> ``<letter>: <option text>`` for the facts that single out one option."""
+        if self._reader is None:
+            from pipelines.backends.ckg_reader import GraphReader
+
+            view = getattr(self.retriever, "view", None)
+            if view is None:
+                raise ValueError("fact links need a retriever over a graph (it has no view)")
+            self._reader = GraphReader(view, getattr(self.retriever, "embedder", None))
+        letters = self._reader.links(options, result.facts)
+        return {fact_id: f"{letter}: {options[letter]}" for fact_id, letter in letters.items()}
+
+
+CONCEPT_RELATIONS = frozenset({"instance_of"})
+"""Edges to concept nodes: they name an event's variable and say nothing about a cause or an effect."""
+
+
+def retrieve_without(retriever: Retriever, query: object, k: int, skip: frozenset[str]) -> RetrievalResult:
+    """The top ``k`` facts whose relation is not in ``skip``, in the retriever's order.
+
+    A retriever's ranking does not depend on ``k`` (its top ``k + m`` starts with its top ``k``), so
+    asking again for as many more as were skipped gives the same facts a retriever that never ranked
+    the skipped relations would give, whatever the retriever (in memory, Neo4j, the published ones).
+    """
+    from retrieval.serialize import relation_of
+
+    result = retriever.retrieve(query, k=k)  # type: ignore[arg-type]
+    if not skip:
+        return result
+    asked = k
+    while True:
+        kept = [f for f in result.facts if relation_of(f) not in skip]
+        if len(kept) >= k or len(result.facts) < asked:  # enough, or the graph has no more
+            return result.model_copy(update={"facts": kept[:k]})
+        asked += len(result.facts) - len(kept)
+        result = retriever.retrieve(query, k=asked)  # type: ignore[arg-type]
 
 
 def build_retrieval_query(
@@ -221,13 +277,13 @@ def as_video_features(video_id: str, features: object) -> VideoFeatures | None:
 
 
 def serialize_fact_lines(
-    result: RetrievalResult, budget_tokens: int, style: str, count_tokens=None
+    result: RetrievalResult, budget_tokens: int, style: str, count_tokens=None, links=None
 ) -> tuple[list[str], list[Fact]]:
     """Fact lines within the token budget (``retrieval.serialize.fact_block``) and the facts they show
     (a prefix of the ranked list; merged twins count as shown)."""
     from retrieval.serialize import fact_block
 
-    block = fact_block(result, budget_tokens, style, count_tokens)  # type: ignore[arg-type]
+    block = fact_block(result, budget_tokens, style, count_tokens, links)  # type: ignore[arg-type]
     return block.lines, block.shown
 
 

@@ -70,6 +70,9 @@ class AskConfig(GenerationSettings):
     """Backend name."""
     backend_options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options for the backend constructor."""
+    model: str | None = None
+    """``--model``: a registry name or weights path, resolved into ``backend_options``
+    (``pipelines.model_registry.model_backend_options``)."""
     predictive_audio: Literal["silence", "remove"] = "silence"
     """VLM: what the current clip's audio becomes for predictive questions."""
     cache_dir: Path | None = None
@@ -269,10 +272,15 @@ class AskSession:
         self._retrievers: dict[str, Any] = {}
 
     def backend(self, config: AskConfig) -> Any:
-        key = json.dumps([config.backend, config.backend_options], sort_keys=True, default=str)
+        options = dict(config.backend_options)
+        if config.model:
+            from pipelines.model_registry import model_backend_options
+
+            options = model_backend_options(config.model, config.backend, options)
+        key = json.dumps([config.backend, options], sort_keys=True, default=str)
         if key not in self._backends:
             try:
-                self._backends[key] = assembly.make_backend(config.backend, config.backend_options)
+                self._backends[key] = assembly.make_backend(config.backend, options)
             except (ValueError, TypeError, ImportError) as exc:  # unknown name, bad option, missing extra
                 raise AskError(f"backend {config.backend!r}: {exc}") from exc
         return self._backends[key]
@@ -332,7 +340,7 @@ class AskSession:
         from pipelines.loglik import wrap_backend
 
         try:
-            pipeline.backend = wrap_backend(backend, config.answer_mode)
+            pipeline.backend = wrap_backend(backend, config.answer_mode, config.score_pick)
         except ValueError as exc:  # a backend that cannot score
             raise AskError(str(exc)) from exc
         pipeline.answer_mode = config.answer_mode

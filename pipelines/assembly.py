@@ -30,6 +30,12 @@ class GenerationSettings(BaseModel):
     """Token budget of the graph block."""
     fact_style: str = "lines"
     """How facts are serialized (lines or table)."""
+    fact_links: Literal["none", "options"] = "none"
+    """options: each fact line names the question option it speaks of, as the graph reader reads the
+    options (embedding model); none: plain fact lines. Only the graph-on arm has a block."""
+    concept_facts: bool = False
+    """Show concept links (``instance_of``: "tempo decreases is a tempo") as facts; off: they are
+    skipped and the next-ranked facts take their places (``pipelines.answering.retrieve_without``)."""
     template: str | None = None
     """Prompt template name or YAML path (None: the pipeline's packaged template)."""
     max_tokens: int = Field(default=32, ge=1)
@@ -42,6 +48,10 @@ class GenerationSettings(BaseModel):
     """Ask the backend for constrained choice over the letters (identical in both arms)."""
     answer_mode: AnswerMode = "generate"
     """generate: parse the reply; letter / loglik: score each option's letter / text as the reply."""
+    score_pick: Literal["acc_norm", "acc", "mutual_info"] = "acc_norm"
+    """Scored modes: which pick answers (acc and acc_norm are always recorded): acc_norm (log-likelihood per
+    character), acc (sum) or mutual_info (log-likelihood minus the option's log-likelihood without the
+    question, lm-eval's acc_mutual_info; ``pipelines.loglik``)."""
     audio_parts: Literal["wav", "clip", "none"] = "wav"
     """VLM: the audio part beside each clip's video part: a derived wav, the clip file, or none."""
 
@@ -99,6 +109,8 @@ def make_pipeline(
         "k": settings.k,
         "budget_tokens": settings.budget_tokens,
         "fact_style": settings.fact_style,
+        "fact_links": settings.fact_links,
+        "concept_facts": settings.concept_facts,
     }
     if settings.template:
         common["template"] = settings.template

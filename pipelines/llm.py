@@ -47,13 +47,21 @@ class LlmPipeline(PipelineBase):
         k: int = _GEN.k,
         budget_tokens: int = _GEN.budget_tokens,
         fact_style: str = _GEN.fact_style,
+        fact_links: str = _GEN.fact_links,
+        concept_facts: bool = _GEN.concept_facts,
     ):
         """``backend`` may be None for prompt preparation only. ``constrain_choices`` asks the backend
         for grammar/guided choice over the bare letters (same setting in both arms)."""
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
         self.graph = GraphContext(
-            retriever, use_graph=use_graph, k=k, budget_tokens=budget_tokens, style=fact_style
+            retriever,
+            use_graph=use_graph,
+            k=k,
+            budget_tokens=budget_tokens,
+            style=fact_style,
+            links=fact_links,
+            concept_facts=concept_facts,
         )
         self.max_tokens = max_tokens
         self.temperature = temperature
@@ -70,7 +78,7 @@ class LlmPipeline(PipelineBase):
         past = scene_features(features, transition.past_scene.scene_id)
         current = scene_features(features, transition.current_scene.scene_id)
         result = self.graph.retrieve(transition, q, features)
-        block, shown = self.graph.block(self.template, result)
+        block, shown = self.graph.block(self.template, result, q.options)
         user = self.template.user.format(
             **self._template_fields(transition, q, block),
             past_features=features_text(past),

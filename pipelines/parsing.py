@@ -327,4 +327,5 @@ def scored_answer(completion: object) -> ParsedAnswer | None:
     if mode not in ("letter", "loglik"):
         return None
     letter = getattr(completion, "text", "") or None
-    return ParsedAnswer(letter=letter, status="scored" if letter else "none", rule=f"{mode}_acc_norm")
+    pick = meta.get("pick") or "acc_norm"
+    return ParsedAnswer(letter=letter, status="scored" if letter else "none", rule=f"{mode}_{pick}")

@@ -75,6 +75,8 @@ class VlmPipeline(PipelineBase):
         k: int = _GEN.k,
         budget_tokens: int = _GEN.budget_tokens,
         fact_style: str = _GEN.fact_style,
+        fact_links: str = _GEN.fact_links,
+        concept_facts: bool = _GEN.concept_facts,
         audio_parts: AudioParts = "wav",
     ):
         """``predictive_audio`` is what the current clip's audio becomes for predictive questions:
@@ -87,7 +89,13 @@ class VlmPipeline(PipelineBase):
         self.clips_dir = Path(clips_dir)
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
         self.graph = GraphContext(
-            retriever, use_graph=use_graph, k=k, budget_tokens=budget_tokens, style=fact_style
+            retriever,
+            use_graph=use_graph,
+            k=k,
+            budget_tokens=budget_tokens,
+            style=fact_style,
+            links=fact_links,
+            concept_facts=concept_facts,
         )
         self.predictive_audio = AudioMode(predictive_audio)
         if self.predictive_audio == AudioMode.keep:
@@ -133,7 +141,7 @@ class VlmPipeline(PipelineBase):
         q = resolve_question(transition, question)
         past, current, masked = self.clips(transition, q)
         result = self.graph.retrieve(transition, q, features)
-        block, shown = self.graph.block(self.template, result)
+        block, shown = self.graph.block(self.template, result, q.options)
         text = self.template.user.format(
             **self._template_fields(transition, q, block),
             audio_note=self.template.text("audio_note_masked") if masked else "",

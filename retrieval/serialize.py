@@ -22,7 +22,7 @@ budget; a fact is never cut in half.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal, NamedTuple
 
 from retrieval.base import Fact, RetrievalResult
@@ -39,8 +39,8 @@ def estimate_tokens(text: str) -> int:
     return max(math.ceil(len(text) / 3), len(text.split()))
 
 
-def _line(fact: Fact, index: int) -> str:
-    return f"{index}. {fact.text}"
+def _line(fact: Fact, index: int, link: str | None = None) -> str:
+    return f"{index}. {fact.text} [option {link}]" if link else f"{index}. {fact.text}"
 
 
 LEGEND = (
@@ -48,6 +48,8 @@ LEGEND = (
 )
 """The block's first line in the ``lines`` style: how to read every fact line, said once (30 tokens of
 SmolLM2; ``relates to`` and ``is a`` read as plain words)."""
+LINKS_LEGEND = "; [option x: ...]: the option that states this fact's event"
+"""Added to the legend when fact lines name the option they speak of (``fact_block(links=...)``)."""
 
 RELATION_STRENGTH: tuple[str, ...] = ("causes", "text_relation", "co_moves", "instance_of")
 """Strongest first (the order of hybrid retrieval's relation prior): which twin's line is shown."""
@@ -111,8 +113,13 @@ def fact_block(
     budget_tokens: int | None = 512,
     style: Literal["lines", "table"] = "lines",
     count_tokens: Callable[[str], int] | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> FactBlock:
     """The facts as prompt lines, best first, within ``budget_tokens`` (None: no limit).
+
+    ``links`` (``lines`` style): fact id -> the option the fact speaks of, as it is to be shown
+    (``d: the footage gets more hectic``); the line ends in ``[option d: ...]`` and the legend says
+    what that means. A merged twin line shows the link of its best ranked linked twin.
 
     ``lines``: the legend and the compact numbered block (module docstring). ``table``: GraphRAG's
     local-search context form, a ``-----Relationships-----`` header, a ``|``-separated column row and
@@ -132,7 +139,7 @@ def fact_block(
         for position, fact in enumerate(facts):
             by_key.setdefault(twin_key(fact), []).append(position)
         groups = list(by_key.values())  # in the rank of each pair's best fact
-        header = [LEGEND]
+        header = [LEGEND + LINKS_LEGEND] if links else [LEGEND]
     used = sum(count(line) + 1 for line in header)
     lines: list[str] = []
     shown: list[int] = []
@@ -140,7 +147,8 @@ def fact_block(
     for group in groups:
         if style == "lines":
             strongest = min(group, key=lambda position: (_strength(facts[position]), position))
-            line = _line(facts[strongest], len(lines) + 1)
+            linked = [links[facts[p].id] for p in group if facts[p].id in links] if links else []
+            line = _line(facts[strongest], len(lines) + 1, linked[0] if linked else None)
         else:
             line = _row(facts[group[0]])
         cost = count(line) + 1  # the newline

@@ -1,11 +1,20 @@
 """Build the causal knowledge graph from transitions and scene features.
 
 Steps: detect change events per transition (``detect``; also the state after the cut and changes
-aggregated by target, see ``detect``), compute support / confidence / lift /
-precedence and their exact tests for every visual x music pair (``stats``), keep pairs with enough
-support, lift and association, label them ``causes`` when the music change follows the cut (precedence
-test) and ``co_moves`` otherwise or when a composite variable only moves with one of its inputs, then
-add explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
+aggregated by target, see ``detect``), compute support / confidence / lift / precedence and their exact
+tests for every visual x music pair (``stats``), keep pairs with enough support, lift and association,
+label them ``causes`` when the music change follows the cut (the precedence test), then add
+explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
+
+What is emitted for a kept (associated) pair:
+
+- it passes the precedence test: a ``causes`` edge -- relabelled ``co_moves`` when a composite
+  variable only moves with one of its inputs, or a visual state only with the shift that entered it
+  (an explained association: real, directed, but not the cause);
+- it fails the precedence test (a shared trend, or too few transitions to tell the direction): **no
+  edge**. The pair is recorded in ``build_config["left_out_undirected"]`` with its statistics and the
+  reason, so nothing is dropped silently; ``BuildConfig.keep_undirected`` (``karma graph build
+  --keep-undirected``) emits it as a ``co_moves`` edge instead, the behaviour before issue 15.
 
 Edge weight (what retrieval ranks by), for statistical edges:
 
@@ -13,7 +22,7 @@ Edge weight (what retrieval ranks by), for statistical edges:
 
 confidence * ln(lift) grows with both how reliably the effect follows and how much more often than
 its base rate it happens; the support factor (k = ``support_shrinkage``) damps edges seen only a few
-times; ``co_moves`` edges are discounted so a shared trend never outranks a cause of equal strength.
+times; ``co_moves`` edges are discounted so a proxy never outranks a cause of equal strength.
 ``text_relation`` edges weigh ``n / (n + k) * share``, with n the transitions whose explanations link the
 pair and share = n / (transitions with the cause and an explanation). ``instance_of`` edges weigh 0.
 Every list is ordered by id and every float rounded to 6 decimals, so the same input gives the same
@@ -147,9 +156,33 @@ def _pooled_shift_z(table: EventTable, stats: PairStats) -> tuple[np.ndarray, np
     return pooled_assoc, pooled_z
 
 
+UNDIRECTED_KEY = "left_out_undirected"
+"""``build_config`` key: the associations left out because they fail the precedence test."""
+
+
+def _undirected_reason(fails: list[str], b: str, precedence: float, precedence_z: float, share: float) -> str:
+    """Why an association fails the precedence test, in words (its first failing part)."""
+    if "precedence" in fails:
+        return (
+            f"{b} was about as likely one transition earlier (precedence {precedence:+.2f}), so this looks "
+            "like a shared trend, not a cause."
+        )
+    if "precedence_z" in fails:
+        return (
+            f"too few transitions to tell whether the music change follows the cut (precedence "
+            f"{precedence:+.2f}, {precedence_z:.1f} standard errors)."
+        )
+    return (
+        f"the precedence ({precedence:+.2f}) is only {share:.2f} of the excess confidence: most of the "
+        "association was already there one transition earlier, a persistent trend rather than a cause."
+    )
+
+
 def _statistical_edges(
     stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
-) -> dict[str, CkgEdge]:
+) -> tuple[dict[str, CkgEdge], list[dict[str, object]]]:
+    """The statistical edges and the kept associations left out for failing the precedence test
+    (``keep_undirected`` off), each with its statistics and reason."""
     col = {event_id: j for j, event_id in enumerate(table.columns)}
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
     keep = (
@@ -159,13 +192,16 @@ def _statistical_edges(
         & (np.maximum(stats.reference_z, pooled_assoc) >= config.min_reference_z)
     )
     evidence_z = np.maximum(stats.precedence_z, pooled_prec)
-    is_cause = (
-        (stats.precedence >= config.min_precedence)
-        & (evidence_z >= config.min_precedence_z)
-        & (stats.precedence >= config.min_precedence_share * (stats.confidence - stats.base_rate))
-    )
+    excess = stats.confidence - stats.base_rate
+    passes = {
+        "precedence": stats.precedence >= config.min_precedence,
+        "precedence_z": evidence_z >= config.min_precedence_z,
+        "precedence_share": stats.precedence >= config.min_precedence_share * excess,
+    }
+    is_cause = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
     k = config.support_shrinkage
     edges: dict[str, CkgEdge] = {}
+    left_out: list[dict[str, object]] = []
     for i, j in zip(*np.nonzero(keep), strict=True):
         cause, effect = stats.causes[i], stats.effects[j]
         support = int(stats.support[i, j])
@@ -173,31 +209,45 @@ def _statistical_edges(
         lift = float(stats.lift[i, j])
         precedence = float(stats.precedence[i, j])
         relation = "causes" if is_cause[i, j] else "co_moves"
-        weight = confidence * max(math.log(lift), 0.0) * support / (support + k) if lift > 0 else 0.0
-        if relation == "co_moves":
-            weight *= config.co_moves_discount
-        rows = np.flatnonzero(table.occurs[:, col[cause]] & table.occurs[:, col[effect]])
-        evidence = [table.row_ids[r] for r in rows[: config.max_evidence]]
         a, b = nodes[cause].title, nodes[effect].title
         stats_text = (
             f"in {support} of {int(stats.cause_count[i, j])} transitions where {a}, {b} "
             f"(confidence {confidence:.2f}, {lift:.2f}x its base rate {float(stats.base_rate[i, j]):.2f})"
         )
+        if relation == "co_moves":
+            fails = [name for name, ok in passes.items() if not ok[i, j]]
+            share = precedence / float(excess[i, j]) if excess[i, j] > 0 else 0.0
+            reason = _undirected_reason(fails, b, precedence, float(evidence_z[i, j]), share)
+            if not config.keep_undirected:
+                left_out.append(
+                    {
+                        "source": cause,
+                        "target": effect,
+                        "support": support,
+                        "confidence": _r(confidence),
+                        "lift": _r(lift),
+                        "base_rate": _r(float(stats.base_rate[i, j])),
+                        "association_z": _r(float(stats.association_z[i, j])),
+                        "precedence": _r(precedence),
+                        "precedence_z": _r(float(evidence_z[i, j])),
+                        "precedence_share": _r(share),
+                        "fails": fails,
+                        "reason": f"{a} and {b} co-move: {stats_text}; but {reason}",
+                    }
+                )
+                continue
+        weight = confidence * max(math.log(lift), 0.0) * support / (support + k) if lift > 0 else 0.0
+        if relation == "co_moves":
+            weight *= config.co_moves_discount
+        rows = np.flatnonzero(table.occurs[:, col[cause]] & table.occurs[:, col[effect]])
+        evidence = [table.row_ids[r] for r in rows[: config.max_evidence]]
         if relation == "causes":
             description = (
                 f"{a} -> {b}: {stats_text}; the music change follows the visual change across the cut "
                 f"(precedence {precedence:+.2f})."
             )
-        elif precedence >= config.min_precedence:
-            description = (
-                f"{a} and {b} co-move: {stats_text}; too few transitions to tell whether the music change "
-                f"follows the cut (precedence {precedence:+.2f}, {float(stats.precedence_z[i, j]):.1f} standard errors)."
-            )
         else:
-            description = (
-                f"{a} and {b} co-move: {stats_text}; but {b} was about as likely one transition earlier "
-                f"(precedence {precedence:+.2f}), so this looks like a shared trend, not a cause."
-            )
+            description = f"{a} and {b} co-move: {stats_text}; but {reason}"
         eid = edge_id(cause, effect, relation)
         edges[eid] = CkgEdge(
             id=eid,
@@ -212,7 +262,8 @@ def _statistical_edges(
             evidence=evidence,
             description=description,
         )
-    return _explain_states(_explain_composites(edges, nodes, config), nodes, config)
+    left_out.sort(key=lambda record: (str(record["source"]), str(record["target"])))
+    return _explain_states(_explain_composites(edges, nodes, config), nodes, config), left_out
 
 
 def _explain_states(
@@ -406,7 +457,10 @@ def build_graph(
     config: BuildConfig | None = None,
 ) -> CausalGraph:
     """Build the CKG: change-event nodes, visual -> music edges with support, confidence, lift,
-    precedence and evidence, optional text relations and concept nodes. Deterministic."""
+    precedence and evidence, optional text relations and concept nodes. Deterministic.
+
+    Associations that fail the precedence test get no edge unless ``config.keep_undirected``; they are
+    listed in ``build_config["left_out_undirected"]`` (source, target, statistics, ``fails``, ``reason``)."""
     config = config or BuildConfig()
     exclude = set(config.exclude_videos)
     transitions = list(transitions)
@@ -427,7 +481,7 @@ def build_graph(
     )
     stats = pair_stats(table)
     nodes = _event_nodes(table, len(kept))
-    edges = _statistical_edges(stats, table, nodes, config)
+    edges, left_out = _statistical_edges(stats, table, nodes, config)
     if config.use_explanations:
         edges.update(_text_edges(kept, table, stats, nodes, config))
     if config.include_concepts:
@@ -440,6 +494,7 @@ def build_graph(
     resolved["exclude_videos"] = sorted(exclude)
     resolved["n_transitions"] = len(kept)
     resolved["n_videos"] = len({t.video_id for t in kept})
+    resolved[UNDIRECTED_KEY] = left_out
     return CausalGraph(
         nodes={k: nodes[k] for k in sorted(nodes)},
         edges={k: edges[k] for k in sorted(edges)},

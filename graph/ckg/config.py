@@ -26,18 +26,24 @@ class BuildConfig(BaseModel):
     rate in the cause's *reference* transitions, where the cause's own variable did not change (see
     ``graph.ckg.stats``): what is left when the cause's opposite no longer inflates the contrast."""
     min_precedence: float = 0.05
-    """Minimum temporal precedence for an edge to be labelled ``causes``; kept edges below it are
-    labelled ``co_moves`` (the effect is about as likely one transition *before* the cause)."""
+    """Minimum temporal precedence for an edge to be labelled ``causes``; an association below it fails
+    the precedence test (the effect is about as likely one transition *before* the cause)."""
     min_precedence_z: float = 3.0
     """A ``causes`` edge also needs its precedence to be this many standard errors above zero, so
     that small samples do not promote chance co-movement to a cause."""
+    keep_undirected: bool = False
+    """What becomes of an association (support, lift, association and reference tests passed) that fails
+    the precedence test (``min_precedence``, ``min_precedence_z``, ``min_precedence_share``): a shared
+    trend, or too few transitions to tell the direction. Off (default): no edge; the pair, its
+    statistics, the failed parts and the reason are listed in ``build_config["left_out_undirected"]``.
+    On: a ``co_moves`` edge, weight discounted by ``co_moves_discount`` (the behaviour before issue 15)."""
     composites: dict[str, list[str]] = Field(
         default_factory=lambda: {"visual_intensity": ["motion", "contrast", "saturation"]}
     )
     """Composite variable -> the variables it is computed from with positive weights (karma's
-    Total_Visual_Intensity combines motion, contrast and saturation). A composite's edge is labelled
-    ``co_moves`` when one of its inputs, moving the same way, has a ``causes`` edge to the same effect:
-    the composite moves with its input, it is a proxy rather than a cause."""
+    Total_Visual_Intensity combines motion, contrast and saturation). A composite's ``causes`` edge is
+    relabelled ``co_moves`` (still emitted) when one of its inputs, moving the same way, has a ``causes``
+    edge to the same effect: the composite moves with its input, it is a proxy rather than a cause."""
     min_precedence_share: float = 0.5
     """A ``causes`` edge also needs precedence >= this share of its excess confidence (confidence - base
     rate): a cause's association is new at its own cut, while a persistent common trend already shows
@@ -45,7 +51,8 @@ class BuildConfig(BaseModel):
     support_shrinkage: float = Field(default=10.0, ge=0.0)
     """k in the weight's support factor support / (support + k)."""
     co_moves_discount: float = Field(default=0.25, ge=0.0, le=1.0)
-    """Factor applied to the weight of ``co_moves`` edges so they rank below causes of equal strength."""
+    """Factor applied to the weight of ``co_moves`` edges (explained proxies, and with ``keep_undirected``
+    the associations that fail the precedence test) so they rank below causes of equal strength."""
     max_evidence: int = Field(default=100, ge=0)
     """Most transition ids kept per edge as evidence (the first ones by id; support counts all)."""
     exclude_videos: list[str] = Field(default_factory=list)

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from graph.ckg.forms import same_rule_form
+from graph.ckg.summary import left_out_undirected
 from graph.model import CausalGraph, CkgEdge
 
 RULES_FORMAT = "karma-rules/1"
@@ -201,6 +202,9 @@ class NonCausalCheck(BaseModel):
     """Ranks of the pair's edges wrongly labelled ``causes`` (empty is good)."""
     ok: bool
     """True when no edge between the two sides is labelled ``causes``."""
+    left_out: list[str] = Field(default_factory=list)
+    """``source->target`` of the pair's associations the build left out for failing the precedence
+    test (``build_config["left_out_undirected"]``): found in the data, given no edge."""
 
 
 class MissedEdge(BaseModel):
@@ -384,6 +388,12 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
             rank_of[eid] for eid, rel in joined.items() if rel == "causes" and eid in rank_of
         )
         wrong = [eid for eid, rel in joined.items() if rel == "causes"]
+        left_out = sorted(
+            f"{r['source']}->{r['target']}"
+            for r in left_out_undirected(graph)
+            if (_matches(str(r["source"]), pair.a) and _matches(str(r["target"]), pair.b))
+            or (_matches(str(r["source"]), pair.b) and _matches(str(r["target"]), pair.a))
+        )
         checks.append(
             NonCausalCheck(
                 a=pair.a,
@@ -392,6 +402,7 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
                 relations=dict(sorted(joined.items())),
                 causes_ranks=causes_ranks,
                 ok=not wrong,
+                left_out=left_out,
             )
         )
     proxies: list[ProxyCheck] = []

@@ -8,6 +8,7 @@ import typer
 
 from karma.cli.options import (
     BACKEND_OPT_HELP,
+    MODEL_HELP,
     backend_help,
     backend_options,
     key_values,
@@ -75,6 +76,7 @@ def ask(
     ),
     backend: str = typer.Option("llamacpp", "--backend", "-b", help=backend_help()),
     backend_opt: list[str] = typer.Option([], "--backend-opt", help=BACKEND_OPT_HELP),
+    model: str | None = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     backend_option: list[str] = typer.Option(
         [], "--backend-option", "-o", hidden=True, help="Deprecated: --backend-opt."
     ),
@@ -94,6 +96,22 @@ def ask(
         "generate",
         "--answer-mode",
         help="generate (parse the reply), letter (score each letter) or loglik (score each option's text).",
+    ),
+    score_pick: str = typer.Option(
+        GEN.score_pick,
+        "--score-pick",
+        help="Scored modes: acc_norm (per character), acc (sum) or mutual_info (minus the option's "
+        "log-likelihood without the question).",
+    ),
+    fact_links: str = typer.Option(
+        GEN.fact_links,
+        "--fact-links",
+        help="none (plain fact lines) or options (each fact line names the option it speaks of).",
+    ),
+    concept_facts: bool = typer.Option(
+        GEN.concept_facts,
+        "--concept-facts",
+        help="Show concept links ('tempo decreases is a tempo') as facts (skipped by default).",
     ),
     predictive_audio: str = typer.Option(
         "silence",
@@ -129,6 +147,10 @@ def ask(
         raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
     if answer_mode not in ("generate", "letter", "loglik"):
         raise typer.BadParameter("choose generate, letter or loglik", param_hint="--answer-mode")
+    if score_pick not in ("acc_norm", "acc", "mutual_info"):
+        raise typer.BadParameter("choose acc_norm, acc or mutual_info", param_hint="--score-pick")
+    if fact_links not in ("none", "options"):
+        raise typer.BadParameter("choose none or options", param_hint="--fact-links")
     if predictive_audio not in ("silence", "remove"):
         raise typer.BadParameter("choose silence or remove", param_hint="--predictive-audio")
     config = AskConfig(
@@ -153,9 +175,13 @@ def ask(
         template=template,
         backend=backend,
         backend_options=backend_options([*backend_opt, *backend_option], "--backend-opt"),
+        model=model,
         max_tokens=max_tokens,
         constrain_choices=constrain_choices or constrained,
         answer_mode=answer_mode,
+        fact_links=fact_links,  # type: ignore[arg-type]
+        concept_facts=concept_facts,
+        score_pick=score_pick,  # type: ignore[arg-type]
         predictive_audio=predictive_audio,
     )
     try:

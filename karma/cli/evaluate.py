@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from karma.cli import tasks as task_cli
-from karma.cli.options import BACKEND_OPT_HELP, backend_help, backend_options, retriever_help
+from karma.cli.options import BACKEND_OPT_HELP, MODEL_HELP, backend_help, backend_options, retriever_help
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
@@ -30,6 +30,7 @@ def eval_command(
     pipeline: Annotated[str, typer.Option(help="llm (features as text) or vlm (clips as video).")] = "llm",
     backend: Annotated[str, typer.Option(help=backend_help())] = "llamacpp",
     backend_opt: Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)] = None,
+    model: Annotated[str | None, typer.Option("--model", help=MODEL_HELP)] = None,
     ckg: Annotated[str, typer.Option(help="Graph block: on, off, or both (the paired ablation).")] = "both",
     retriever: Annotated[str, typer.Option(help=retriever_help())] = "hybrid",
     k: Annotated[int, typer.Option(help="Facts retrieved per question.")] = GEN.k,
@@ -77,6 +78,29 @@ def eval_command(
             "text, acc and acc_norm as lm-evaluation-harness); same in both arms."
         ),
     ] = "generate",
+    score_pick: Annotated[
+        str,
+        typer.Option(
+            help="Scored modes: which pick answers: acc_norm (log-likelihood per character), acc (sum) or "
+            "mutual_info (minus the option's log-likelihood without the question, lm-eval's "
+            "acc_mutual_info, scored only when chosen); acc and acc_norm are always recorded and reported."
+        ),
+    ] = GEN.score_pick,
+    fact_links: Annotated[
+        str,
+        typer.Option(
+            help="none (plain fact lines) or options (each fact line names the option it speaks of, "
+            "as the graph reader reads the options with the embedding model); graph-on arm only."
+        ),
+    ] = GEN.fact_links,
+    concept_facts: Annotated[
+        bool,
+        typer.Option(
+            "--concept-facts",
+            help="Show concept links ('tempo decreases is a tempo') as facts; by default they are skipped "
+            "and the next-ranked facts take their places.",
+        ),
+    ] = GEN.concept_facts,
     log_prompts: Annotated[
         bool,
         typer.Option("--log-prompts", help="Write every request's full prompt to RUN_DIR/prompts.jsonl."),
@@ -175,6 +199,7 @@ def eval_command(
             clips=str(clips) if clips else None,
             backend=backend,
             backend_options=backend_options(backend_opt or [], "--backend-opt"),
+            model=model,
             arms=arms_from_ckg(ckg),
             retriever=retriever,
             k=k,
@@ -185,6 +210,9 @@ def eval_command(
             seed=seed,
             constrain_choices=constrain_choices,
             answer_mode=answer_mode,  # type: ignore[arg-type]
+            fact_links=fact_links,  # type: ignore[arg-type]
+            concept_facts=concept_facts,
+            score_pick=score_pick,  # type: ignore[arg-type]
             log_prompts=log_prompts,
             graph_mode=mode,  # type: ignore[arg-type]
             folds=folds,

@@ -67,7 +67,9 @@ def build(
     min_support: int = typer.Option(5, "--min-support", help="Minimum co-occurring transitions per edge."),
     min_lift: float = typer.Option(1.2, "--min-lift", help="Minimum lift over the effect's base rate."),
     min_precedence: float = typer.Option(
-        0.05, "--min-precedence", help="Minimum temporal precedence for 'causes' (else 'co_moves')."
+        0.05,
+        "--min-precedence",
+        help="Minimum temporal precedence for 'causes' (part of the precedence test).",
     ),
     min_precedence_z: float = typer.Option(
         3.0, "--min-precedence-z", help="Exact-test z the precedence needs for 'causes'."
@@ -103,13 +105,19 @@ def build(
     explanations: bool = typer.Option(
         True, "--explanations/--no-explanations", help="Add text relations from question explanations."
     ),
+    keep_undirected: bool = typer.Option(
+        False,
+        "--keep-undirected",
+        help="Emit associations that fail the precedence test as 'co_moves' edges (default: no edge; "
+        "they are listed in build_config['left_out_undirected']).",
+    ),
     lenient: bool = typer.Option(False, "--lenient", help="Skip invalid questions instead of failing."),
 ) -> None:
     """Build the causal knowledge graph from transitions and scene features.
 
     Nodes are change events (visual:brightness:up, music:loudness:down, ...) and concepts; edges are visual -> music with support, confidence, lift, temporal precedence and evidence transitions.
 
-    Edges whose effect follows the cause across the cut are 'causes'; associations that fail the precedence test are 'co_moves'.
+    Edges whose effect follows the cause across the cut are 'causes' ('co_moves' when a composite variable or a visual state is explained by an input or by the shift that entered it). Associations that fail the precedence test (a shared trend, or too few transitions to tell the direction) get no edge: the build lists them, with their statistics and the reason, in build_config['left_out_undirected'] (`karma graph stats` prints them); --keep-undirected emits them as 'co_moves' instead.
 
     With --folds K --fold I the videos of fold I are left out, so an evaluation on them never reads statistics computed from the video it is answering. See docs/graph.md.
     """
@@ -153,6 +161,7 @@ def build(
             aggregate_variables=[v.strip() for v in aggregate.split(",") if v.strip()],
             exclude_videos=sorted(excluded),
             use_explanations=explanations,
+            keep_undirected=keep_undirected,
         )
         with console.status(f"building the graph from {len(dataset.transitions)} transitions ..."):
             graph = build_graph(dataset.transitions, dataset.features, config)
@@ -176,6 +185,13 @@ def build(
         f"({len(excluded)} excluded) in {time.perf_counter() - started:.1f} s: {len(graph.nodes)} nodes, "
         f"edges {dict(sorted(relations.items()))}; content hash {graph.content_hash()} -> {out}"
     )
+    left_out = graph.build_config.get("left_out_undirected") or []
+    if left_out:
+        console.print(
+            f"left out {len(left_out)} associations that fail the precedence test (no edge; listed in "
+            "build_config['left_out_undirected'], `karma graph stats` prints them; --keep-undirected "
+            "keeps them as co_moves)"
+        )
 
 
 @app.command("stats")
@@ -211,6 +227,18 @@ def stats(
             f"{e.precedence:+.2f}",
             markup=False,
         )
+    left_out = summary["left_out_undirected"]
+    if left_out:
+        console.print(
+            f"left out without an edge, failing the precedence test ({len(left_out)}; support, "
+            "confidence, lift, precedence, precedence z, failed tests):"
+        )
+        for r in left_out:
+            console.print(
+                f"  {r['source']} -> {r['target']}: {r['support']}, {r['confidence']:.2f}, {r['lift']:.2f}, "
+                f"{r['precedence']:+.2f}, {r['precedence_z']:.1f}, {','.join(r['fails'])}",
+                markup=False,
+            )
     from retrieval.index import index_summary
 
     for line in index_summary(graph, embed_model, build=index):
@@ -303,7 +331,8 @@ def score(
     for c in report.non_causal:
         status = "[green]ok[/green]" if c.ok else f"[red]labelled causes at rank {c.causes_ranks}[/red]"
         relations = ", ".join(f"{k} ({v})" for k, v in c.relations.items()) or "no edge"
-        console.print(f"  planted {c.kind}: {c.a} ~ {c.b}: {status}; edges: {relations}")
+        left_out = f"; left out by the build (no direction): {', '.join(c.left_out)}" if c.left_out else ""
+        console.print(f"  planted {c.kind}: {c.a} ~ {c.b}: {status}; edges: {relations}{left_out}")
 
 
 @app.command("export")

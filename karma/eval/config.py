@@ -28,7 +28,7 @@ SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit", "shard
 # into config.json; a new server port, timeout or concurrency must not block a resume.
 EXECUTION_FIELDS: frozenset[str] = frozenset(
     {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options", "log_prompts"}
-    | {"max_error_rate", "allow_empty_graph"}
+    | {"max_error_rate", "allow_empty_graph", "model"}
 )
 
 
@@ -51,6 +51,11 @@ class EvalConfig(GenerationSettings):
     """Model backend name (llamacpp, openai, transformers, vllm)."""
     backend_options: dict[str, object] = Field(default_factory=dict)
     """Keyword options for the backend (model path, base_url, max_concurrency, ...)."""
+    model: str | None = None
+    """``--model``: a registry name (``karma models list``) or a weights path, resolved into the
+    backend's model option (llamacpp ``model_path``, transformers ``model``). What it decides is
+    compared on resume through the backend's model id (file name and sha256), so a model installed
+    under another cache root resumes the same run; config.json records name, path and hash."""
     arms: list[Arm] = Field(default_factory=lambda: list(ARMS))
     """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
     retriever: str = "hybrid"
@@ -109,6 +114,10 @@ class EvalConfig(GenerationSettings):
             raise ValueError("graph_path is only used with graph_mode 'given'")
         if self.pipeline == "vlm" and not self.clips:
             raise ValueError("the vlm pipeline needs clips (a folder of per-video clip folders)")
+        if self.model:
+            from pipelines.model_registry import model_backend_options
+
+            self.backend_options = model_backend_options(self.model, self.backend, dict(self.backend_options))
         if self.preset:
             from pipelines.presets import apply_preset
 

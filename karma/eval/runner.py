@@ -42,6 +42,13 @@ CONFIG_SCHEMA = 1
 _BATCHING_BACKENDS = frozenset({"vllm", "transformers"})
 
 
+def _model_ref(model: str) -> dict[str, Any]:
+    """``--model`` as config.json records it: registry name (or None for a path), path, sha256."""
+    from pipelines.model_registry import resolve_model
+
+    return resolve_model(model).model_dump()
+
+
 class RunSummary(BaseModel):
     """What one ``run_evaluation`` call did."""
 
@@ -264,6 +271,7 @@ class _Evaluation:
                 "backend_settings": _canonical_hash(backend.settings),
             },
             "backend_settings": backend.settings,
+            "backend_runtime": getattr(backend, "runtime", {}),
             "graph_mode": self.config.graph_mode,
             "graphs": graphs,
             "folds": {
@@ -280,6 +288,7 @@ class _Evaluation:
                 **({"shard": self.config.shard} if self.config.shard else {}),
             },
             "config": self.config.model_dump(mode="json"),
+            **({"model": _model_ref(self.config.model)} if self.config.model else {}),
             "command": sys.argv,
         }
 
@@ -375,7 +384,7 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
         backend = get_backend(config.backend, **config.backend_options)
     from pipelines.loglik import wrap_backend
 
-    backend = wrap_backend(backend, config.answer_mode)
+    backend = wrap_backend(backend, config.answer_mode, config.score_pick)
     ev.count_tokens = getattr(backend, "count_tokens", None)
     cache = None
     try:

@@ -82,6 +82,12 @@ class Backend(ABC):
         """Everything besides the prompt that can change an answer (goes into cache keys)."""
         return {"backend": self.name, "model": self.model_id}
 
+    @property
+    def runtime(self) -> dict[str, object]:
+        """How this process runs the model (threads, device, batch size), for the run config only:
+        nothing here may change an answer, so it is never part of a cache key."""
+        return {}
+
     @abstractmethod
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         """Answer a batch of requests, one Completion per request, in order."""

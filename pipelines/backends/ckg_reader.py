@@ -26,7 +26,7 @@ It is the ceiling an LLM arm is compared with: what the facts in the prompt alre
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -131,11 +131,38 @@ class GraphReader:
         return self.node_ids[best] if sims[best] >= MIN_OPTION_SIMILARITY else None
 
     def answer(self, options: Mapping[str, str], facts: Sequence[Fact]) -> ReaderAnswer:
-        """Read ``facts`` (best first) against the options."""
+        """Read ``facts`` (best first) against the options: the first fact that decides answers."""
         letters, vectors = self._options(options)
         events = {letter: self.event_of(options[letter]) for letter in letters}
         if not any(events.values()):
             return ReaderAnswer(reason=NO_OPTION, option_events=events)
+        for fact, chosen in self._readings(letters, vectors, events, facts):
+            return ReaderAnswer(letters=chosen, reason="fact", fact_id=fact.id, option_events=events)
+        return ReaderAnswer(reason=NO_FACT, option_events=events)
+
+    def links(self, options: Mapping[str, str], facts: Sequence[Fact]) -> dict[str, str]:
+        """Fact id -> the one option letter the fact speaks of, for every fact that singles one out
+        (the reading of ``answer``, applied to each fact rather than stopping at the first; a fact
+        whose options tie, or that speaks of no option, has no link). The prompt's fact block can
+        name the option beside the fact (``GenerationSettings.fact_links``)."""
+        letters, vectors = self._options(options)
+        events = {letter: self.event_of(options[letter]) for letter in letters}
+        if not any(events.values()):
+            return {}
+        return {
+            fact.id: chosen[0]
+            for fact, chosen in self._readings(letters, vectors, events, facts)
+            if len(chosen) == 1
+        }
+
+    def _readings(
+        self,
+        letters: list[str],
+        vectors: np.ndarray,
+        events: Mapping[str, str | None],
+        facts: Sequence[Fact],
+    ) -> Iterator[tuple[Fact, list[str]]]:
+        """(fact, the letter(s) it decides) for each fact, best first, that speaks of an option."""
         # Which end of a fact the options speak of: causes when most options read as on-screen
         # events (a question asking what explains a musical change), else effects.
         kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
@@ -166,9 +193,6 @@ class GraphReader:
             best = sims[about[0]]
             runner_up = sims[about[1]] if len(about) > 1 else -np.inf
             if best - runner_up < MIN_OPTION_MARGIN:
-                tied = [letters[i] for i in about if best - sims[i] < MIN_OPTION_MARGIN]
-                return ReaderAnswer(letters=tied, reason="fact", fact_id=fact.id, option_events=events)
-            return ReaderAnswer(
-                letters=[letters[about[0]]], reason="fact", fact_id=fact.id, option_events=events
-            )
-        return ReaderAnswer(reason=NO_FACT, option_events=events)
+                yield fact, [letters[i] for i in about if best - sims[i] < MIN_OPTION_MARGIN]
+            else:
+                yield fact, [letters[about[0]]]

@@ -8,12 +8,12 @@ a sequential loop in this process (llama.cpp already uses every core for one seq
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from karma.core.cpus import cpu_plan
 from pipelines.backends._common import (
     constrained_budget,
     error_completion,
@@ -45,10 +45,12 @@ class LlamaCppBackend(Backend):
 
         model_path: a .gguf file; default: the packaged SmolLM2-135M-Instruct.
         n_ctx: context window in tokens (prompt + answer).
-        n_threads: CPU threads for generating tokens; default: half the usable cores (at least 1).
+        n_threads: CPU threads for generating tokens; default: half the free cores (at least 1).
             Token-by-token decoding of a small model gains little from more threads, and on a shared
             machine threads that wait for each other at every step cost more than they bring.
-        n_threads_batch: CPU threads for reading the prompt; default: all usable cores.
+        n_threads_batch: CPU threads for reading the prompt; default: the free cores, i.e. the cores
+            in this process's affinity mask less the tasks running elsewhere when the model loads
+            (``karma.core.cpus``; 1 on a busy 2-core machine). Both are recorded in ``runtime``.
         seed: default seed (a request's own seed wins).
         chat_format: a llama-cpp-python chat format name; default: the template inside the GGUF.
         reuse_prompt_cache: keep the KV cache of the prefix a prompt shares with the previous one and
@@ -73,9 +75,11 @@ class LlamaCppBackend(Backend):
         if not self.model_path.is_file():
             raise FileNotFoundError(f"GGUF model not found: {self.model_path}")
         self.n_ctx = n_ctx
-        cores = len(os.sched_getaffinity(0))
-        self.n_threads = n_threads or max(cores // 2, 1)
-        self.n_threads_batch = n_threads_batch or cores
+        # Threads from the cores free when the model loads (karma.core.cpus): on a busy machine
+        # threads that wait for each other at every step cost far more than they bring.
+        self.cpu = cpu_plan()
+        self.n_threads = n_threads or max(self.cpu.free_cores // 2, 1)
+        self.n_threads_batch = n_threads_batch or self.cpu.free_cores
         self.seed = seed
         self.chat_format = chat_format
         self.reuse_prompt_cache = reuse_prompt_cache
@@ -120,6 +124,12 @@ class LlamaCppBackend(Backend):
             "reuse_prompt_cache": self.reuse_prompt_cache,
             "prefix_chunk": self.prefix_chunk,
         }
+
+    @property
+    def runtime(self) -> dict[str, object]:
+        """How this process runs the model (run config; never part of a cache key: answers do not
+        depend on it): thread counts and the cores seen when it loaded."""
+        return {"n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch, **self.cpu.model_dump()}
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         return [self._one(request) for request in requests]

@@ -83,14 +83,22 @@ def relation(graph, source: str, target: str) -> str | None:  # type: ignore[no-
     return found[0] if found else None
 
 
-def test_true_cause_is_causes_and_lagged_trend_is_co_moves(world) -> None:  # type: ignore[no-untyped-def]
+def test_true_cause_is_causes_and_lagged_trend_gets_no_edge(world) -> None:  # type: ignore[no-untyped-def]
     transitions, features = world
     graph = build_graph(transitions, features, BuildConfig(use_explanations=False))
+    left_out = {(r["source"], r["target"]): r for r in graph.build_config["left_out_undirected"]}
     for direction in ("up", "down"):
         assert relation(graph, f"visual:brightness:{direction}", f"music:loudness:{direction}") == "causes"
-        # The trend moves both together, but the tempo change comes one cut before the visual one.
-        assert relation(graph, f"visual:saturation:{direction}", f"music:tempo:{direction}") == "co_moves"
+        # The trend moves both together, but the tempo change comes one cut before the visual one:
+        # no edge at all, and the association is listed with the test it failed and why.
+        pair = (f"visual:saturation:{direction}", f"music:tempo:{direction}")
+        assert relation(graph, *pair) is None
+        record = left_out[pair]
+        assert "precedence" in record["fails"] and "shared trend" in record["reason"]
+        assert record["lift"] > 1.2 and record["precedence"] < 0.05 and record["support"] > 0
         assert relation(graph, f"visual:motion:{direction}", f"music:loudness:{direction}") is None
+    assert not any(e.relation == "co_moves" for e in graph.edges.values())
+    assert list(left_out) == sorted(left_out)
     causes = sorted(
         (e for e in graph.edges.values() if e.relation == "causes"), key=lambda e: (-e.weight, e.id)
     )
@@ -102,26 +110,37 @@ def test_true_cause_is_causes_and_lagged_trend_is_co_moves(world) -> None:  # ty
     assert edge.support > 100 and edge.lift > 1.5 and edge.precedence > 0.2
     assert 0 < len(edge.evidence) <= 100 and edge.evidence == sorted(edge.evidence)
     assert "brightness increases" in edge.description and "loudness increases" in edge.description
+
+
+def test_keep_undirected_emits_the_lagged_trend_as_discounted_co_moves(world) -> None:  # type: ignore[no-untyped-def]
+    transitions, features = world
+    graph = build_graph(transitions, features, BuildConfig(use_explanations=False, keep_undirected=True))
+    assert graph.build_config["left_out_undirected"] == []
+    for direction in ("up", "down"):
+        assert relation(graph, f"visual:saturation:{direction}", f"music:tempo:{direction}") == "co_moves"
+    edge = graph.edges["visual:brightness:up->music:loudness:up|causes"]
     trend = graph.edges["visual:saturation:up->music:tempo:up|co_moves"]
     assert trend.lift > 1.2 and trend.precedence < 0.05
+    assert "shared trend" in trend.description
     # co_moves edges are discounted so they rank below causes of similar strength.
     assert trend.weight < edge.weight
 
 
 def test_min_support_and_min_lift_filter_edges(world) -> None:  # type: ignore[no-untyped-def]
     transitions, features = world
-    loose = build_graph(
-        transitions, features, BuildConfig(min_lift=1.0, min_support=1, use_explanations=False)
-    )
-    strict = build_graph(
-        transitions, features, BuildConfig(min_lift=2.0, min_support=200, use_explanations=False)
-    )
-    stat = {"causes", "co_moves"}
-    loose_edges = [e for e in loose.edges.values() if e.relation in stat]
-    strict_edges = [e for e in strict.edges.values() if e.relation in stat]
-    assert len(strict_edges) < len(loose_edges)
-    assert all(e.support >= 200 and e.lift >= 2.0 for e in strict_edges)
-    assert all(e.lift >= 1.0 for e in loose_edges)
+
+    def associations(config: BuildConfig) -> list[tuple[int, float]]:
+        """(support, lift) of every kept association: the statistical edges and the left-out ones."""
+        graph = build_graph(transitions, features, config)
+        edges = [(e.support, e.lift) for e in graph.edges.values() if e.relation in {"causes", "co_moves"}]
+        left = [(int(r["support"]), float(r["lift"])) for r in graph.build_config["left_out_undirected"]]
+        return edges + left
+
+    loose = associations(BuildConfig(min_lift=1.0, min_support=1, use_explanations=False))
+    strict = associations(BuildConfig(min_lift=2.0, min_support=200, use_explanations=False))
+    assert len(strict) < len(loose)
+    assert all(support >= 200 and lift >= 2.0 for support, lift in strict)
+    assert all(lift >= 1.0 for _, lift in loose)
 
 
 def test_explicit_thresholds_override_quantiles(world) -> None:  # type: ignore[no-untyped-def]
@@ -198,12 +217,18 @@ def test_videos_with_features_only_contribute_consecutive_transitions(world) -> 
         build_graph([], features, BuildConfig(features_only_videos=False))
 
 
-def test_same_cut_trend_is_co_moves_by_precedence_share() -> None:
+def test_same_cut_trend_fails_the_precedence_share_and_gets_no_edge() -> None:
     transitions, features = make_world(n_videos=200, trend_lag=0, seed=4)
     graph = build_graph(transitions, features, BuildConfig(use_explanations=False))
+    left_out = {(r["source"], r["target"]): r for r in graph.build_config["left_out_undirected"]}
     for direction in ("up", "down"):
-        assert relation(graph, f"visual:saturation:{direction}", f"music:tempo:{direction}") == "co_moves"
+        pair = (f"visual:saturation:{direction}", f"music:tempo:{direction}")
+        assert relation(graph, *pair) is None
+        assert left_out[pair]["fails"] == ["precedence_share"]
+        assert "persistent trend" in left_out[pair]["reason"]
         assert relation(graph, f"visual:brightness:{direction}", f"music:loudness:{direction}") == "causes"
+    kept = build_graph(transitions, features, BuildConfig(use_explanations=False, keep_undirected=True))
+    assert relation(kept, "visual:saturation:up", "music:tempo:up") == "co_moves"
     # The precedence alone is positive here (the regime persists); the share test is what decides.
     naive = build_graph(transitions, features, BuildConfig(use_explanations=False, min_precedence_share=0.0))
     assert relation(naive, "visual:saturation:up", "music:tempo:up") == "causes"

@@ -8,9 +8,17 @@ import math
 import pytest
 
 from karma.core.records import Question, QuestionType, SceneRef, Transition
-from pipelines.backends.base import Backend, ChatRequest, Completion
+from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion
 from pipelines.llm import LlmPipeline
-from pipelines.loglik import ContinuationScore, ScoringBackend, log_softmax_at, picks, split_pair
+from pipelines.loglik import (
+    ContinuationScore,
+    ScoringBackend,
+    log_softmax_at,
+    mutual_info_pick,
+    picks,
+    split_pair,
+    unconditional_request,
+)
 from pipelines.parsing import scored_answer
 
 
@@ -99,6 +107,77 @@ def test_scoring_backend_answers_with_the_acc_norm_letter_and_keeps_every_score(
     parsed = scored_answer(done)
     assert parsed is not None and parsed.status == "scored" and parsed.letter == "b"
     assert backend.settings["answer_mode"] == "loglik"
+
+
+def test_mutual_info_subtracts_what_the_model_prefers_without_the_question() -> None:
+    scores = [ContinuationScore(logprob=v, tokens=1, chars=5) for v in (-1.0, -2.0, -3.0)]
+    # Option 0 is the most likely reply, but it is as likely without the question: no information.
+    assert mutual_info_pick(scores, [-1.0, -6.0, -4.0]) == 1
+    assert mutual_info_pick(scores, [-9.0, -9.0, -9.0]) == picks(scores)[0]  # flat prior: acc's pick
+    with pytest.raises(ValueError, match="one unconditional"):
+        mutual_info_pick(scores, [-1.0])
+
+
+class _PriorScorer(_Scorer):
+    """Fixed numbers with the question, other fixed numbers without it (an empty user turn)."""
+
+    def __init__(self, values, prior):
+        super().__init__(values)
+        self.prior = prior
+        self.unconditional_calls: list[tuple[list[ChatMessage], list[str]]] = []
+
+    def score_continuations(self, requests, continuations):
+        out = []
+        for request, cs in zip(requests, continuations, strict=True):
+            bare = request.messages[-1].content == ""
+            if bare:
+                self.unconditional_calls.append((request.messages, list(cs)))
+            values = [self.prior[c] for c in cs] if bare else self.values
+            out.append(
+                [
+                    ContinuationScore(logprob=v, tokens=1, chars=len(c))
+                    for v, c in zip(values, cs, strict=True)
+                ]
+            )
+        return out
+
+
+def test_mutual_info_pick_answers_and_scores_each_option_once_without_the_question() -> None:
+    options = ["loud", "quiet", "fast", "slow"]
+    prior = {"loud": -0.5, "quiet": -5.0, "fast": -3.0, "slow": -3.0}
+    inner = _PriorScorer([-1.0, -2.0, -4.0, -4.0], prior)
+    backend = ScoringBackend(inner, "loglik", pick="mutual_info")
+    messages = [ChatMessage(role="system", content="Answer."), ChatMessage(role="user", content="Q?")]
+    request = ChatRequest(messages=messages, choices=options)
+    (done,) = backend.generate([request])
+    # conditional - unconditional: -0.5, +3.0, -1.0, -1.0 -> b, though a is the most likely reply.
+    assert done.text == done.meta["pick_mutual_info"] == "b"
+    assert done.meta["pick_acc"] == "a" and done.meta["pick"] == "mutual_info"
+    assert done.meta["unconditional"] == {"a": -0.5, "b": -5.0, "c": -3.0, "d": -3.0}
+    parsed = scored_answer(done)
+    assert parsed is not None and parsed.rule == "loglik_mutual_info" and parsed.letter == "b"
+    # The unconditional request keeps the system message and drops the question.
+    ((bare_messages, scored),) = inner.unconditional_calls
+    assert [(m.role, m.content) for m in bare_messages] == [("system", "Answer."), ("user", "")]
+    assert scored == options
+    # A second question with the same system message and options costs no unconditional scoring.
+    other = ChatRequest(messages=[messages[0], ChatMessage(role="user", content="Another?")], choices=options)
+    backend.generate([other, request])
+    assert len(inner.unconditional_calls) == 1
+    assert backend.settings["score_pick"] == "mutual_info"
+    assert "score_pick" not in ScoringBackend(inner, "loglik").settings  # acc_norm keeps old cache keys
+    with pytest.raises(ValueError, match="score pick"):
+        ScoringBackend(inner, "loglik", pick="best")
+
+
+def test_unconditional_request_keeps_decoding_settings_and_no_choices() -> None:
+    request = ChatRequest(
+        messages=[ChatMessage(role="user", content="Q?")], choices=["x"], max_tokens=3, seed=7
+    )
+    bare = unconditional_request(request)
+    assert [(m.role, m.content) for m in bare.messages] == [("user", "")]
+    assert bare.choices is None and bare.seed == 7 and bare.max_tokens == 3
+    assert request.messages[0].content == "Q?"  # the original is untouched
 
 
 def test_a_backend_that_cannot_score_is_refused_by_name() -> None:

@@ -84,3 +84,16 @@ def test_loglik_mode_answers_with_a_letter_and_every_option_score(llama) -> None
     best = max("abcd", key=lambda k: scores[k]["logprob"] / scores[k]["chars"])
     assert done.text == best == done.meta["pick_acc_norm"]
     assert done.meta["pick_acc"] == max("abcd", key=lambda k: scores[k]["logprob"])
+
+
+def test_mutual_info_pick_is_the_conditional_minus_the_unconditional_score(llama) -> None:
+    from pipelines.loglik import unconditional_request
+
+    (done,) = ScoringBackend(llama, "loglik", pick="mutual_info").generate([REQUEST])
+    assert done.error is None
+    (bare,) = llama.score_continuations([unconditional_request(REQUEST)], [REQUEST.choices])
+    expected = {letter: s.logprob for letter, s in zip("abcd", bare, strict=True)}
+    assert done.meta["unconditional"] == pytest.approx(expected, abs=1e-5)
+    scores = done.meta["scores"]
+    best = max("abcd", key=lambda k: scores[k]["logprob"] - expected[k])
+    assert done.text == best == done.meta["pick_mutual_info"]
