@@ -1,15 +1,35 @@
-"""Media conversions for models that take only video: a still image as a short silent mp4."""
+"""Media paths in task files (confined to the data folder) and conversions for models that take only
+video: a still image as a short silent mp4."""
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+import posixpath
+from pathlib import Path, PureWindowsPath
 
 from karma.core.media_write import Mp4Writer
 
 STILL_FRAMES = 2
 """Frames of a still clip (Qwen-style vision towers patch two frames at a time)."""
 STILL_FPS = 1
+
+
+def confined_path(root: Path, value: str) -> Path:
+    """``value`` (a media path written in a task file) as a path under ``root``, the data folder.
+
+    ValueError for an absolute path (``/etc/hostname``, ``C:\\x``) or one that climbs out of
+    ``root`` (``../../../etc/hostname``). Checked on the text, without following symlinks, so a data
+    folder made of links (a Hugging Face snapshot) still works.
+    """
+    text = value.strip().replace("\\", "/")
+    if text.startswith("/") or PureWindowsPath(value.strip()).drive:
+        raise ValueError(
+            f"{value!r} is an absolute path; media paths must be relative to the data folder {root}"
+        )
+    normal = posixpath.normpath(text)
+    if normal == ".." or normal.startswith("../"):
+        raise ValueError(f"{value!r} leads outside the data folder {root}")
+    return root / normal
 
 
 def still_clip(image: Path, out_dir: Path) -> Path:

@@ -3,21 +3,31 @@
 Published format (HF ``GM77/WildScore``): ``data.csv`` beside ``images/``, one row per item with
 ``image`` (repo-relative path such as ``images/qo3i7b.jpg``), ``question``, ``final_options`` (a
 JSON string: a dict ``{"A": ..., "B": ...}`` or a list, list -> A, B, ...) and ``truth_letter``
-(upper case). The category / subcategory / preference column names are not confirmed in the notes;
-karma reads ``category``, ``subcategory`` and (optional) ``preference`` / ``difficulty`` and accepts the paper's full
-names or its codes (``HT``, ``CP``, ...). Arms: ``image`` (image + text, the paper's first system
-prompt) and ``text_only`` (the second), paired on the same items.
+(upper case): the columns third-party loaders of the real file read. The category / subcategory /
+preference column names are not confirmed: karma reads ``category``, ``subcategory`` and (optional)
+``preference`` / ``difficulty`` when present and accepts the paper's full names or its codes (``HT``,
+``CP``, ...); without a category column every item is ``uncategorised`` and accuracy is overall only.
+Other spellings of a column: headers are matched ignoring case, spaces and a UTF-8 BOM, a few common
+aliases are known (:data:`COLUMN_ALIASES`), and the task option ``columns`` maps any other
+(``columns=truth_letter=Answer,image=img``). Tolerated and reported as notes: a BOM, renamed columns,
+lower-case truth letters and option keys, options written as Python literals (read with
+``ast.literal_eval``), bare image file names (found in ``images/``). Image paths must stay inside the
+data folder. Arms: ``image`` (image + text, the paper's first system prompt) and ``text_only`` (the
+second), paired on the same items.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
-from karma.tasks.problems import ItemProblem, pydantic_reason
+from karma.tasks.media import confined_path
+from karma.tasks.problems import ItemProblem, Notes, pydantic_reason
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate, load_task_template
 
@@ -26,6 +36,18 @@ if TYPE_CHECKING:
 
 REQUIRED_COLUMNS = ("image", "question", "final_options", "truth_letter")
 CATEGORY_COLUMNS = ("category", "subcategory")
+OPTIONAL_COLUMNS = (*CATEGORY_COLUMNS, "preference", "difficulty")
+COLUMN_ALIASES: dict[str, str] = {
+    "image_path": "image", "img": "image", "image_file": "image",
+    "options": "final_options", "choices": "final_options",
+    "answer": "truth_letter", "answer_letter": "truth_letter", "truth": "truth_letter",
+    "correct_letter": "truth_letter", "label": "truth_letter",
+    "sub_category": "subcategory", "main_category": "category",
+}  # fmt: skip
+"""Other spellings read as the published columns (after folding case, spaces and hyphens)."""
+NO_CATEGORY = "uncategorised"
+"""The category of every item of a file without category (or subcategory) columns."""
+IMAGE_DIR = "images"
 
 # The paper's taxonomy: code -> (name, {subcategory code -> name}) with the published counts in docs.
 TAXONOMY: dict[str, tuple[str, dict[str, str]]] = {
@@ -62,21 +84,99 @@ _SUBCATEGORY_NAMES = {
 _SUBCATEGORY_NAMES |= {_fold(code): code for code in SUBCATEGORY_PARENT}
 
 
-def parse_options(raw: str) -> dict[str, str]:
-    """``final_options`` (a JSON dict or list) -> {lower-case letter: text}."""
-    value = json.loads(raw)
-    if isinstance(value, list):
+def _fold_header(name: str) -> str:
+    return "_".join(name.replace("\ufeff", "").strip().lower().replace("-", " ").split())
+
+
+def parse_column_map(value: str | dict[str, str] | None) -> dict[str, str]:
+    """The ``columns`` task option: ``"truth_letter=Answer,image=img"`` or a dict -> {column: header}."""
+    if not value:
+        return {}
+    if isinstance(value, str):
+        pairs = [part.split("=", 1) for part in value.split(",") if part.strip()]
+        if any(len(p) != 2 for p in pairs):
+            raise InputError(f"wildscore option columns={value!r}: write COLUMN=HEADER[,COLUMN=HEADER...]")
+        value = {k.strip(): v.strip() for k, v in pairs}
+    unknown = sorted(set(value) - {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS})
+    if unknown:
+        raise InputError(
+            f"wildscore option columns: {', '.join(unknown)} is not a WildScore column; "
+            f"choose from {', '.join((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))}"
+        )
+    return dict(value)
+
+
+def map_columns(
+    header: list[str], mapping: dict[str, str], file: str, notes: Notes
+) -> tuple[dict[str, str], list[ItemProblem]]:
+    """{published column: header of this file}: the ``columns`` option, then exact names, then folded
+    names and :data:`COLUMN_ALIASES`; every non-exact match is a note."""
+    found: dict[str, str] = {}
+    problems: list[ItemProblem] = []
+    for column, name in mapping.items():
+        if name not in header:
+            problems.append(
+                ItemProblem(file=file, field=column, reason=f"columns maps it to {name!r}, not a header")
+            )
+        else:
+            found[column] = name
+    for column in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS):
+        if column in found:
+            continue
+        if column in header:
+            found[column] = column
+            continue
+        matches = [h for h in header if COLUMN_ALIASES.get(_fold_header(h), _fold_header(h)) == column]
+        matches = [h for h in matches if h not in found.values()]
+        if len(matches) > 1:
+            problems.append(
+                ItemProblem(
+                    file=file, field=column,
+                    reason=f"headers {', '.join(map(repr, matches))} could each be {column}; "
+                    f"choose with --task-opt columns={column}=HEADER",
+                )
+            )  # fmt: skip
+        elif matches:
+            found[column] = matches[0]
+    for column, name in found.items():
+        if name != column:
+            notes.add(column, f"read from the header {name!r}")
+    return found, problems
+
+
+def parse_options(raw: str, notes: list[str] | None = None) -> dict[str, str]:
+    """``final_options`` (a JSON dict or list) -> {lower-case letter: text}.
+
+    Also read, with a line in ``notes``: a Python literal (``{'A': 'x'}``, via ``ast.literal_eval``,
+    never ``eval``) and lower-case letter keys.
+    """
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        try:
+            value = ast.literal_eval(raw.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError(f"{exc.msg}; not a Python literal either") from None
+        if notes is not None:
+            notes.append("written as a Python literal (read with ast.literal_eval)")
+    if isinstance(value, list | tuple):
         value = {chr(ord("A") + i): text for i, text in enumerate(value)}
     if not isinstance(value, dict):
         raise ValueError(f"must be a JSON object or list, got {type(value).__name__}")
     out: dict[str, str] = {}
+    lower = False
     for key, text in value.items():
         letter = str(key).strip()
-        if len(letter) != 1 or not letter.isalpha() or not letter.isupper():
-            raise ValueError(f"option key {key!r} is not an upper-case letter")
+        if len(letter) != 1 or not letter.isascii() or not letter.isalpha():
+            raise ValueError(f"option key {key!r} is not a letter")
+        lower |= letter.islower()
         if not isinstance(text, str):
             raise ValueError(f"option {letter} is not text")
+        if letter.lower() in out:
+            raise ValueError(f"option {letter.upper()} is given twice (in upper and lower case)")
         out[letter.lower()] = text
+    if lower and notes is not None:
+        notes.append("lower-case option keys (read as upper case)")
     return out
 
 
@@ -91,107 +191,192 @@ class WildScoreTask(Task):
     data_help: ClassVar[str] = "data.csv (with images/ beside it), or the folder holding it"
     template_file: ClassVar[str] = "wildscore_paper_v1"
 
-    def __init__(self, *, need_images: bool = True, expect_full: bool = False, image_as: str = "image"):
+    def __init__(
+        self,
+        *,
+        need_images: bool = True,
+        expect_full: bool = False,
+        image_as: str = "image",
+        columns: str | dict[str, str] | None = None,
+    ):
         self.need_images = need_images
         """Missing image files are problems (the image arm cannot run without them)."""
         self.expect_full = expect_full
         """Strict check that the CSV has the published 807 rows."""
         self.image_as = image_as
         """``image``: an image_url part; ``video``: a 2-frame still mp4 (for video-only models)."""
+        self.columns = parse_column_map(columns)
+        """{published column: this file's header} for spellings karma does not know."""
 
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
         csv_path = Path(path)
         if csv_path.is_dir():
             csv_path = csv_path / "data.csv"
         if not csv_path.is_file():
-            from karma.core.errors import InputError
-
             raise InputError(f"{csv_path}: not found (WildScore needs {self.data_help})")
         data = TaskData(items=[], files=[str(csv_path)])
-        with csv_path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            columns = reader.fieldnames or []
-            missing = [c for c in (*REQUIRED_COLUMNS, *CATEGORY_COLUMNS) if c not in columns]
-            if missing:
-                data.problems.append(
-                    ItemProblem(
-                        file=str(csv_path), field=missing[0], reason=f"missing column(s) {', '.join(missing)}"
-                    )
-                )
-                return finish(data, lenient=False)
-            seen_ids: set[str] = set()
-            for row_number, row in enumerate(reader, start=1):
-                data.rows_seen += 1
-                item, problem = self._item(csv_path, row_number, row, seen_ids)
-                if problem is not None:
-                    data.problems.append(problem)
-                elif item is not None:
-                    data.items.append(item)
+        notes = Notes(str(csv_path))
+        with csv_path.open("rb") as fh:
+            bom = fh.read(3) == b"\xef\xbb\xbf"
+        if bom:
+            notes.add(None, "starts with a UTF-8 byte-order mark (ignored)")
+        try:
+            with csv_path.open(newline="", encoding="utf-8-sig") as fh:
+                reader = csv.DictReader(fh)
+                header = list(reader.fieldnames or [])
+                if not header:
+                    raise InputError(f"{csv_path}: empty file (no header, no rows)")
+                columns, problems = map_columns(header, self.columns, str(csv_path), notes)
+                missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+                if missing:
+                    problems.append(ItemProblem(
+                        file=str(csv_path), field=missing[0],
+                        reason=f"missing column(s) {', '.join(missing)} "
+                        f"(map another header with --task-opt columns={missing[0]}=HEADER)",
+                    ))  # fmt: skip
+                if problems:
+                    data.problems += problems
+                    return finish(data, lenient=False)
+                self._category_notes(columns, notes)
+                seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], int] = {}
+                for row_number, raw in enumerate(reader, start=1):
+                    data.rows_seen += 1
+                    row = {c: raw.get(h) or "" for c, h in columns.items()}
+                    item, problem = self._item(csv_path, row_number, row, seen, notes)
+                    if problem is not None:
+                        data.problems.append(problem)
+                    elif item is not None:
+                        data.items.append(item)
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise InputError(f"{csv_path}: not a readable UTF-8 CSV ({exc})") from exc
+        if data.rows_seen == 0:
+            raise InputError(f"{csv_path}: no data rows (only a header); nothing to answer")
         if self.expect_full and data.rows_seen != FULL_SET:
             data.problems.append(
                 ItemProblem(
                     file=str(csv_path), reason=f"{data.rows_seen} rows, the published file has {FULL_SET}"
                 )
             )
+        data.notes = notes.notes()
         return finish(data, lenient)
 
-    def _item(
-        self, csv_path: Path, row_number: int, row: dict[str, str], seen_ids: set[str]
-    ) -> tuple[TaskItem | None, ItemProblem | None]:
-        def problem(field: str | None, reason: str) -> tuple[None, ItemProblem]:
-            return None, ItemProblem(file=str(csv_path), row=row_number, field=field, reason=reason)
+    @staticmethod
+    def _category_notes(columns: dict[str, str], notes: Notes) -> None:
+        if "category" not in columns and "subcategory" not in columns:
+            notes.add("category", f"no category or subcategory column: every item is {NO_CATEGORY!r}, "
+                      "accuracy is overall only")  # fmt: skip
+        elif "category" not in columns:
+            notes.add("category", "no category column: each item's category is its subcategory's parent")
+        elif "subcategory" not in columns:
+            notes.add("subcategory", "no subcategory column: accuracy per category only")
 
-        image = (row.get("image") or "").strip()
-        if not image:
-            return problem("image", "empty")
-        image_path = (csv_path.parent / image).resolve()
-        if self.need_images and not image_path.is_file():
-            return problem("image", f"file {image} not found beside {csv_path.name}")
+    def _image(
+        self, csv_path: Path, value: str, row_number: int, notes: Notes
+    ) -> tuple[Path | None, str | None]:
+        """(image path inside the data folder, None) or (None, reason)."""
+        root = csv_path.parent
+        if not value:
+            return None, "empty"
         try:
-            options = parse_options(row.get("final_options") or "")
+            image_path = confined_path(root, value)
         except ValueError as exc:
-            return problem("final_options", f"not valid options JSON ({exc})")
-        if not 2 <= len(options) <= 4:
-            return problem("final_options", f"WildScore items have 2-4 options, got {len(options)}")
-        truth = (row.get("truth_letter") or "").strip()
-        if len(truth) != 1 or not truth.isupper():
-            return problem("truth_letter", f"must be one upper-case letter, got {truth!r}")
-        category = _CATEGORY_NAMES.get(_fold(row.get("category") or ""))
+            return None, str(exc)
+        if not image_path.is_file() and "/" not in value.replace("\\", "/"):
+            bare = root / IMAGE_DIR / image_path.name
+            if bare.is_file():
+                notes.add("image", f"a bare file name, found in {IMAGE_DIR}/", row_number)
+                image_path = bare
+        if self.need_images and not image_path.is_file():
+            return None, f"file {value} not found beside {csv_path.name} (nor in {IMAGE_DIR}/)"
+        return image_path, None
+
+    def _categories(self, row: dict[str, str]) -> tuple[str, str | None] | tuple[None, tuple[str, str]]:
+        """(category, subcategory) or (None, (field, reason))."""
+        subcategory = None
+        if "subcategory" in row:
+            subcategory = _SUBCATEGORY_NAMES.get(_fold(row["subcategory"]))
+            if subcategory is None:
+                return None, ("subcategory", f"{row['subcategory']!r} is not one of the 12 subcategories")
+        if "category" not in row:
+            return (SUBCATEGORY_PARENT[subcategory] if subcategory else NO_CATEGORY), subcategory
+        category = _CATEGORY_NAMES.get(_fold(row["category"]))
         if category is None:
-            return problem("category", f"{row.get('category')!r} is not one of the 5 WildScore categories")
-        subcategory = _SUBCATEGORY_NAMES.get(_fold(row.get("subcategory") or ""))
-        if subcategory is None:
-            return problem("subcategory", f"{row.get('subcategory')!r} is not one of the 12 subcategories")
-        if SUBCATEGORY_PARENT[subcategory] != category:
-            return problem(
+            return None, ("category", f"{row['category']!r} is not one of the 5 WildScore categories")
+        if subcategory is not None and SUBCATEGORY_PARENT[subcategory] != category:
+            return None, (
                 "subcategory", f"{subcategory} belongs to {SUBCATEGORY_PARENT[subcategory]}, not {category}"
-            )
+            )  # fmt: skip
+        return category, subcategory
+
+    def _meta(self, row: dict[str, str]) -> dict[str, str] | tuple[str, str]:
+        """{preference, difficulty} as normalised, or (field, reason)."""
         meta: dict[str, str] = {}
         if row.get("preference"):
             pref = PREFERENCES.get(row["preference"].strip().lower())
             if pref is None:
-                return problem("preference", f"{row['preference']!r} is not human or llm")
+                return "preference", f"{row['preference']!r} is not human or llm"
             meta["preference"] = pref
         if row.get("difficulty"):
             difficulty = row["difficulty"].strip().lower()
             if difficulty not in DIFFICULTIES:
-                return problem("difficulty", f"{row['difficulty']!r} is not one of {', '.join(DIFFICULTIES)}")
+                return "difficulty", f"{row['difficulty']!r} is not one of {', '.join(DIFFICULTIES)}"
             meta["difficulty"] = difficulty
+        return meta
+
+    def _item(
+        self,
+        csv_path: Path,
+        row_number: int,
+        row: dict[str, str],
+        seen: dict[tuple[str, str, tuple[tuple[str, str], ...]], int],
+        notes: Notes,
+    ) -> tuple[TaskItem | None, ItemProblem | None]:
+        def problem(field: str | None, reason: str) -> tuple[None, ItemProblem]:
+            return None, ItemProblem(file=str(csv_path), row=row_number, field=field, reason=reason)
+
+        image = row["image"].strip()
+        image_path, reason = self._image(csv_path, image, row_number, notes)
+        if image_path is None:
+            return problem("image", reason or "invalid")
+        read_as: list[str] = []
+        try:
+            options = parse_options(row["final_options"], read_as)
+        except ValueError as exc:
+            return problem("final_options", f"not valid options JSON or Python literal ({exc})")
+        for how in read_as:
+            notes.add("final_options", how, row_number)
+        if not 2 <= len(options) <= 4:
+            return problem("final_options", f"WildScore items have 2-4 options, got {len(options)}")
+        truth = row["truth_letter"].strip()
+        if len(truth) != 1 or not truth.isascii() or not truth.isalpha():
+            return problem("truth_letter", f"must be one letter, got {truth!r}")
+        if truth.islower():
+            notes.add("truth_letter", "lower case (read as upper case)", row_number)
+        categories = self._categories(row)
+        if categories[0] is None:
+            return problem(*categories[1])  # type: ignore[misc]
+        category, subcategory = categories
+        meta = self._meta(row)
+        if isinstance(meta, tuple):
+            return problem(*meta)
+        question = row["question"].strip()
+        where = image_path.relative_to(csv_path.parent).as_posix()
+        content = (where, " ".join(question.split()), tuple(sorted(options.items())))
+        if content in seen:
+            return problem(None, f"duplicate of row {seen[content]} (same image, question and options)")
+        seen[content] = row_number
         item_id = f"{row_number:04d}-{Path(image).stem}"
-        if item_id in seen_ids:
-            return problem("image", f"duplicate item id {item_id}")
-        seen_ids.add(item_id)
         try:
             item = TaskItem(
                 id=item_id,
                 task=self.name,
-                question=(row.get("question") or "").strip(),
+                question=question,
                 options=options,
                 answer=truth.lower(),
                 category=category,
                 subcategory=subcategory,
                 cluster_id=item_id,
-                media={"image": str(image_path)},
+                media={"image": str(image_path.resolve())},
                 source=f"{csv_path}:{row_number}",
                 meta=meta,
             )
@@ -200,7 +385,7 @@ class WildScoreTask(Task):
             field = {"answer": "truth_letter", "options": "final_options", None: "truth_letter"}.get(
                 field, field
             )
-            return problem(field, reason)
+            return problem(field, reason or "invalid")
         return item, None
 
     def template(self, arm: str) -> TaskTemplate:

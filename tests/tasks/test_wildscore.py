@@ -77,7 +77,7 @@ def test_a_broken_row_is_named_by_file_row_and_field(tmp_path, column, value, fi
 
 def test_missing_column_is_named(tmp_path):
     root = _copy_fixture(tmp_path)
-    text = (root / "data.csv").read_text().replace("truth_letter", "answer", 1)
+    text = (root / "data.csv").read_text().replace("truth_letter", "gold", 1)
     (root / "data.csv").write_text(text)
     with pytest.raises(InputError, match=r"data.csv, field truth_letter: missing column"):
         get_task("wildscore").load(root)
