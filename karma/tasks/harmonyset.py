@@ -62,6 +62,8 @@ def read_items(path: Path) -> list[Any]:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
     if not isinstance(payload, list):
         raise InputError(f"{path}: must be a JSON list of items, got {type(payload).__name__}")
+    if not payload:
+        raise InputError(f"{path}: an empty list (no items); nothing to answer")
     return payload
 
 
@@ -78,16 +80,23 @@ def resolve_json(path: str | Path) -> Path:
 def check_pair(
     path: Path, index: int, raw: Any, seen: set[str]
 ) -> tuple[dict[str, Any] | None, ItemProblem | None]:
-    """The common checks of one item: id, video URL, conversations with exactly one model turn."""
+    """The common checks of one item: id, video URL, conversations with exactly one model turn.
+
+    ``index`` is the item's 0-based position in the JSON list; problems name it 1-based (row 1 is the
+    first item), as every task's problems do. An integer ``id`` (what the published file gives) is
+    read as its decimal text.
+    """
 
     def problem(field: str | None, reason: str) -> tuple[None, ItemProblem]:
-        return None, ItemProblem(file=str(path), row=index, field=field, reason=reason)
+        return None, ItemProblem(file=str(path), row=index + 1, field=field, reason=reason)
 
     if not isinstance(raw, dict):
         return problem(None, f"item must be an object, got {type(raw).__name__}")
     pair_id = raw.get("id")
+    if isinstance(pair_id, int) and not isinstance(pair_id, bool):
+        pair_id = str(pair_id)
     if not isinstance(pair_id, str) or not pair_id.strip():
-        return problem("id", "missing or empty")
+        return problem("id", f"missing or empty (got {pair_id!r}; an id is text or an integer)")
     if pair_id in seen:
         return problem("id", f"duplicate id {pair_id!r}")
     video = youtube_id(raw.get("video") if isinstance(raw.get("video"), str) else "")
@@ -146,7 +155,7 @@ class HarmonySetMcTask(Task):
         self, path: Path, index: int, pair: dict[str, Any], videos: Path
     ) -> tuple[list[TaskItem], ItemProblem | None]:
         def problem(field: str, reason: str) -> tuple[list[TaskItem], ItemProblem]:
-            return [], ItemProblem(file=str(path), row=index, field=field, reason=reason)
+            return [], ItemProblem(file=str(path), row=index + 1, field=field, reason=reason)
 
         clip = videos / f"{pair['youtube_id']}.mp4"
         if self.need_videos and not clip.is_file():
@@ -179,7 +188,7 @@ class HarmonySetMcTask(Task):
                         category=dimension,
                         cluster_id=pair["id"],
                         media={"video": str(clip.resolve())},
-                        source=f"{path}:{index}",
+                        source=f"{path}:{index + 1}",
                     )
                 )
             except ValueError as exc:

@@ -55,13 +55,13 @@ def _set(path: list, value):
 @pytest.mark.parametrize(
     ("change", "where"),
     [
-        (_set([1, "video"], "https://example.com/clip.mp4"), "row 1, field video: "),
-        (_set([0, "conversations"], [{"from": "human", "value": "q"}]), "row 0, field conversations: needs exactly one turn from 'model'"),
-        (_set([1, "id"], "SYN-HS-0001"), "row 1, field id: duplicate id"),
-        (_set([0, "mc", 2, "answer"], "E"), "row 0, field mc[2].answer: "),
-        (_set([0, "mc", 1, "dimension"], "Tempo"), "row 0, field mc[1].dimension: 'Tempo' is not one of"),
-        (_set([1, "mc", 0, "options"], {"A": "x", "B": "y"}), "row 1, field mc[0].options: needs exactly"),
-        (_set([0, "video"], "https://youtu.be/SYN00000009"), "row 0, field video: clip"),
+        (_set([1, "video"], "https://example.com/clip.mp4"), "row 2, field video: "),
+        (_set([0, "conversations"], [{"from": "human", "value": "q"}]), "row 1, field conversations: needs exactly one turn from 'model'"),
+        (_set([1, "id"], "SYN-HS-0001"), "row 2, field id: duplicate id"),
+        (_set([0, "mc", 2, "answer"], "E"), "row 1, field mc[2].answer: "),
+        (_set([0, "mc", 1, "dimension"], "Tempo"), "row 1, field mc[1].dimension: 'Tempo' is not one of"),
+        (_set([1, "mc", 0, "options"], {"A": "x", "B": "y"}), "row 2, field mc[0].options: needs exactly"),
+        (_set([0, "video"], "https://youtu.be/SYN00000009"), "row 1, field video: clip"),
     ],
 )  # fmt: skip
 def test_a_broken_item_is_named_by_file_row_and_field(harmonyset_dir, tmp_path, change, where):
