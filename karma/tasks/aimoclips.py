@@ -11,7 +11,9 @@ Published files (GitHub ``HunRotation/AImoclips``), read exactly:
 
 Two gotchas are handled and reported, never silently: the CSVs name clips ``..._<i>_crop.wav`` while
 the audio files are ``..._<i>.wav`` (names are normalised by dropping ``_crop``), and the grid is
-incomplete (991 of 6 x 12 x 14; missing cells are listed, never assumed).
+incomplete (991 of 6 x 12 x 14; missing cells are listed, never assumed). ``karma data validate --task
+aimoclips`` prints both as notes, with the rated clips that have no WAV and the WAVs that no row names
+(the release has 984 WAVs for 991 rows, some of each unmatched).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import ClassVar
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
-from karma.tasks.problems import ItemProblem, TaskDataError
+from karma.tasks.problems import NOTE_ROWS_SHOWN, ItemProblem, TaskDataError
 
 INTENTS_FILE = "emotion_intents_metadata.csv"
 CLIPS_FILE = "clips_metadata.csv"
@@ -100,24 +102,36 @@ class AImoclipsData:
     """``Model_emotion_i`` of the full 6 x 12 x 14 grid that have no clip."""
     missing_audio: list[str] = field(default_factory=list)
     """Clips whose WAV is absent (only checked when ``music_clips/`` exists)."""
+    audio_without_rows: list[str] = field(default_factory=list)
+    """WAVs under ``music_clips/`` (``Model/name``) that no row of ``clips_metadata.csv`` names."""
+    audio_checked: bool = False
+    """Whether ``music_clips/`` exists (else audio was not checked)."""
     files: list[str] = field(default_factory=list)
 
 
 def _read(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
     if not path.is_file():
         raise InputError(f"{path}: not found (AImoclips needs {INTENTS_FILE}, {CLIPS_FILE}, {RATINGS_FILE})")
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in columns if c not in (reader.fieldnames or [])]
-        if missing:
-            raise TaskDataError(
-                [
-                    ItemProblem(
-                        file=str(path), field=missing[0], reason=f"missing column(s) {', '.join(missing)}"
-                    )
-                ]
-            )
-        return list(reader)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames:
+                raise InputError(f"{path}: empty file (no header, no rows)")
+            missing = [c for c in columns if c not in reader.fieldnames]
+            if missing:
+                raise TaskDataError(
+                    [
+                        ItemProblem(
+                            file=str(path), field=missing[0], reason=f"missing column(s) {', '.join(missing)}"
+                        )
+                    ]
+                )
+            rows = list(reader)
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable UTF-8 CSV ({exc})") from exc
+    if not rows:
+        raise InputError(f"{path}: no data rows (only a header)")
+    return rows
 
 
 def _number(value: str, kind: type, low: float, high: float) -> float:
@@ -241,17 +255,57 @@ def load_aimoclips(
         for i in range(1, grid + 1)
         if (m, e, i) not in present
     ]
-    audio_root = root / AUDIO_DIR
-    if audio_root.is_dir():
-        for clip in data.clips.values():
-            path = audio_root / clip.model / clip.name
-            if path.is_file():
-                clip.audio = path
-            else:
-                data.missing_audio.append(clip.name)
+    _match_audio(root / AUDIO_DIR, data)
     if data.problems and not lenient:
         raise TaskDataError(data.problems)
     return data
+
+
+def _match_audio(audio_root: Path, data: AImoclipsData) -> None:
+    """Attach each clip's WAV; list rated clips without one and WAVs that no row names."""
+    if not audio_root.is_dir():
+        return
+    data.audio_checked = True
+    expected = set()
+    for clip in data.clips.values():
+        path = audio_root / clip.model / clip.name
+        expected.add(path)
+        if path.is_file():
+            clip.audio = path
+        else:
+            data.missing_audio.append(clip.name)
+    data.audio_without_rows = sorted(
+        path.relative_to(audio_root).as_posix()
+        for path in audio_root.glob("*/*.wav")
+        if path not in expected and path.is_file()
+    )
+
+
+def _listed(names: list[str]) -> str:
+    more = f" and {len(names) - NOTE_ROWS_SHOWN} more" if len(names) > NOTE_ROWS_SHOWN else ""
+    return ", ".join(names[:NOTE_ROWS_SHOWN]) + more
+
+
+def validation_notes(root: Path, data: AImoclipsData) -> list[ItemProblem]:
+    """What ``karma data validate`` reports beside the problems: ``_crop`` renames, missing grid cells,
+    rated clips without audio, audio without a row (none of them is an error)."""
+    clips_file, audio_dir = str(root / CLIPS_FILE), str(root / AUDIO_DIR)
+    crop, cells = data.crop_renamed, data.missing_cells
+    found: list[tuple[object, str, str | None, str]] = [
+        (crop, clips_file, "audio_file",
+         f"{crop} clip names end in _crop.wav; matched to the audio's <name>.wav by dropping _crop"),
+        (cells, clips_file, None,
+         f"{len(cells)} cells of the model x intent x index grid have no clip (never assumed): {_listed(cells)}"),
+    ]  # fmt: skip
+    if not data.audio_checked:
+        found.append((True, audio_dir, None, "no such folder: audio not checked"))
+    else:
+        lost, spare = data.missing_audio, data.audio_without_rows
+        found += [
+            (lost, clips_file, "audio_file", f"{len(lost)} rated clips have no WAV in {AUDIO_DIR}/: {_listed(lost)}"),
+            (spare, audio_dir, None, f"{len(spare)} WAVs have no row in {CLIPS_FILE}: {_listed(spare)}"),
+        ]  # fmt: skip
+    return [ItemProblem(file=f, field=col, reason=why) for what, f, col, why in found if what]
 
 
 def _clip_consistency(clip: Clip) -> tuple[str, str] | None:
@@ -272,7 +326,8 @@ class AImoclipsTask(Task):
     kind: ClassVar[str] = "analysis"  # type: ignore[misc]
     arms: ClassVar[tuple[str, ...]] = ()
     metrics: ClassVar[tuple[str, ...]] = (
-        "signed_deviation", "abs_error", "quadrant_hit", "neutrality_index", "shrinkage_slope",
+        "signed_deviation", "abs_error", "quadrant_hit", "neutrality_index_clip_means",
+        "neutrality_index_cell_means", "neutrality_index_per_rating", "shrinkage_slope",
         "affect_pearson_r", "affect_ccc", "affect_mae", "affect_quadrant_agreement",
     )  # fmt: skip
     cluster_unit: ClassVar[str] = "clip"
@@ -282,6 +337,7 @@ class AImoclipsTask(Task):
         """The joined data as a validation summary (items stay empty: nothing is asked)."""
         loaded = load_aimoclips(path, lenient=True)
         data = TaskData(items=[], problems=loaded.problems, files=loaded.files, rows_seen=len(loaded.clips))
+        data.notes = validation_notes(Path(path), loaded)
         return finish(data, lenient)
 
 

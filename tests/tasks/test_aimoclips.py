@@ -72,8 +72,8 @@ def test_deviation_analysis_recovers_the_built_in_deviations():
         assert stats["arousal"]["signed_deviation"]["estimate"] == pytest.approx(0.0)
         for dim in ("valence", "arousal"):
             assert stats[dim]["shrinkage_slope"]["estimate"] == pytest.approx(0.5)
-        assert stats["valence"]["neutrality_index"]["estimate"] == pytest.approx(-2.0)
-        assert stats["arousal"]["neutrality_index"]["estimate"] == pytest.approx(-1.0)
+        assert stats["valence"]["neutrality_index_per_rating"]["estimate"] == pytest.approx(-2.0)
+        assert stats["arousal"]["neutrality_index_per_rating"]["estimate"] == pytest.approx(-1.0)
         assert stats["quadrant_hit"]["estimate"] == pytest.approx(3 / 8)
         low, high = (
             stats["valence"]["signed_deviation"]["ci_low"],
