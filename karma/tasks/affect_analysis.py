@@ -10,8 +10,8 @@ Definitions (karma's operational ones where the paper gives only figures; see do
   and ``neutrality_index_cell_means`` (m = the mean of the clip means of one system x intent cell,
   averaged over cells). ``neutrality_index_per_rating`` (m = each single rating, averaged over
   ratings) is kept, labelled: rater spread inflates E|r - 5|, so it can be positive where every clip
-  mean sits closer to the centre than its intent (on the real release it is positive on arousal for
-  5 of 6 systems, the opposite of the paper's "bias toward emotional neutrality");
+  mean sits closer to the centre than its intent (on the real release, per issue 29, it is positive
+  on arousal for 5 of 6 systems, the opposite of the paper's "bias toward emotional neutrality");
 * shrinkage slope of (r - 5) on (g - 5) through the origin: sum(xy) / sum(x^2) (< 1: compressed);
 * every interval is a percentile bootstrap resampling whole clips (a clip's raters move together).
 
