@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from graph.ckg.aliases import ALIASES_KEY, column_labels, learn_aliases, transition_labels
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable, build_event_table, event_variable
 from graph.ckg.explanations import mentioned_variables
@@ -358,11 +359,7 @@ def _text_edges(
     # Per-column facts computed once (the row loop below runs over every transition).
     variable_of = [event_variable(c) for c in table.columns]
     is_visual = [c.startswith("visual:") for c in table.columns]
-    label_of: list[set[str]] = []
-    for column in table.columns:
-        direction = column.split(":", 2)[2]
-        names = direction.removeprefix("appears:").removeprefix("disappears:").removeprefix("is:").split("->")
-        label_of.append({n for n in names if n not in ("up", "down", "*")})
+    label_of = column_labels(table.columns)
     rows_idx, cols_idx = np.nonzero(table.occurs)
     starts = np.searchsorted(rows_idx, np.arange(len(kept) + 1))
     for row, transition in enumerate(kept):
@@ -375,10 +372,7 @@ def _text_edges(
         for j in visual:
             cause = table.columns[j]
             cause_rows_with_text[cause] = cause_rows_with_text.get(cause, 0) + 1
-        labels: dict[str, set[str]] = {}
-        for j in happened:
-            if label_of[j]:
-                labels.setdefault(variable_of[j], set()).update(label_of[j])
+        labels = transition_labels(happened, variable_of, label_of)
         linked: dict[tuple[str, str], list[str]] = {}
         for question_id, text in texts:
             said = mentioned_variables(text, labels)
@@ -495,6 +489,7 @@ def build_graph(
     resolved["n_transitions"] = len(kept)
     resolved["n_videos"] = len({t.video_id for t in kept})
     resolved[UNDIRECTED_KEY] = left_out
+    resolved[ALIASES_KEY] = learn_aliases(kept, table) if config.learn_aliases else {}
     return CausalGraph(
         nodes={k: nodes[k] for k in sorted(nodes)},
         edges={k: edges[k] for k in sorted(edges)},

@@ -80,5 +80,8 @@ class BuildConfig(BaseModel):
 
     use_explanations: bool = True
     """Add ``text_relation`` edges from the questions' explanations when the data has them."""
+    learn_aliases: bool = True
+    """Learn the words the corpus's own right answers use for each event (``graph.ckg.aliases``) into
+    ``build_config["event_aliases"]``; read by the graph reader, never shown to a model."""
     include_concepts: bool = True
     """Add one ``concept:<variable>`` node per variable with ``instance_of`` edges from its events."""

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from graph.ckg.aliases import ALIASES_KEY, alias_text
 from retrieval.base import Fact
 
 MIN_OPTION_SIMILARITY = 0.25
@@ -100,43 +101,66 @@ class GraphReader:
         }
         texts = [node_text(nodes[n]) for n in self.node_ids]
         self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
+        # Answer texts the graph's own corpus used for its events (graph.ckg.aliases): text -> rows.
+        learned = self.view.graph.build_config.get(ALIASES_KEY) or {}
+        self._aliases = {
+            text: rows
+            for text, events in sorted(learned.items())
+            if (rows := [self._row[e] for e in events if e in self._row])
+        }
 
     def _options(self, options: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
+        """The options' letters and their similarity to every event (options x events): the cosine
+        of the embeddings, and 1 for the event a learned alias names (``_similarities``)."""
         letters = sorted(k for k, v in options.items() if isinstance(v, str) and v.strip())
         if not letters:
-            return [], np.zeros((0, self._nodes.shape[1]))
-        vectors = self.embedder.encode([options[k].strip() for k in letters])
-        return letters, np.asarray(vectors, dtype=np.float64)
+            return [], np.zeros((0, len(self.node_ids)))
+        texts = [options[k].strip() for k in letters]
+        vectors = np.asarray(self.embedder.encode(texts), dtype=np.float64)
+        return letters, self._similarities(texts, vectors)
 
-    def _contrast(self, vectors: np.ndarray, event: str) -> np.ndarray:
+    def _similarities(self, texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """Cosine of each text to each event; a text the graph's corpus used as a right answer
+        (``graph.ckg.aliases``) reads as the one of its learned events its words are closest to,
+        with similarity 1: the corpus settles which event a paraphrase names, the words only which
+        of several events that co-occurred with it."""
+        sims = vectors @ self._nodes.T if len(self.node_ids) else np.zeros((len(texts), 0))
+        for i, text in enumerate(texts):
+            rows = self._aliases.get(alias_text(text))
+            if rows:
+                best = max(rows, key=lambda r, i=i: (round(float(sims[i, r]), 4), -r))
+                sims[i, best] = 1.0
+        return sims
+
+    def _contrast(self, sims: np.ndarray, event: str) -> np.ndarray:
         """Each option's similarity to ``event`` plus ``CONTRAST_WEIGHT`` times its lead over the
         event's alternatives (the graph's other events of the same variable: ``tempo decreases`` for
         ``tempo increases``, ``mode is major`` for ``mode is minor``). The plain similarity says which
         variable an option is about; the lead says which way, where a paraphrase ("the beat drags its
         feet") is often as close to both directions of its variable."""
-        own = vectors @ self._nodes[self._row[event]]
+        own = sims[:, self._row[event]]
         siblings = self._siblings.get(event, [])
         if not siblings:
             return own
-        rivals = np.max(vectors @ self._nodes[siblings].T, axis=1)
+        rivals = np.max(sims[:, siblings], axis=1)
         return own + CONTRAST_WEIGHT * (own - rivals)
 
     def event_of(self, option: str) -> str | None:
         """The graph event nearest an option's text, when it is at least ``MIN_OPTION_SIMILARITY``."""
-        letters, vectors = self._options({"x": option})
+        letters, option_sims = self._options({"x": option})
         if not letters or not len(self.node_ids):
             return None
-        sims = np.round(self._nodes @ vectors[0], 4)
+        sims = np.round(option_sims[0], 4)
         best = int(np.lexsort((np.arange(len(sims)), -sims))[0])
         return self.node_ids[best] if sims[best] >= MIN_OPTION_SIMILARITY else None
 
     def answer(self, options: Mapping[str, str], facts: Sequence[Fact]) -> ReaderAnswer:
         """Read ``facts`` (best first) against the options: the first fact that decides answers."""
-        letters, vectors = self._options(options)
+        letters, sims = self._options(options)
         events = {letter: self.event_of(options[letter]) for letter in letters}
         if not any(events.values()):
             return ReaderAnswer(reason=NO_OPTION, option_events=events)
-        for fact, chosen in self._readings(letters, vectors, events, facts):
+        for fact, chosen in self._readings(letters, sims, events, facts):
             return ReaderAnswer(letters=chosen, reason="fact", fact_id=fact.id, option_events=events)
         return ReaderAnswer(reason=NO_FACT, option_events=events)
 
@@ -145,20 +169,20 @@ class GraphReader:
         (the reading of ``answer``, applied to each fact rather than stopping at the first; a fact
         whose options tie, or that speaks of no option, has no link). The prompt's fact block can
         name the option beside the fact (``GenerationSettings.fact_links``)."""
-        letters, vectors = self._options(options)
+        letters, sims = self._options(options)
         events = {letter: self.event_of(options[letter]) for letter in letters}
         if not any(events.values()):
             return {}
         return {
             fact.id: chosen[0]
-            for fact, chosen in self._readings(letters, vectors, events, facts)
+            for fact, chosen in self._readings(letters, sims, events, facts)
             if len(chosen) == 1
         }
 
     def _readings(
         self,
         letters: list[str],
-        vectors: np.ndarray,
+        option_sims: np.ndarray,
         events: Mapping[str, str | None],
         facts: Sequence[Fact],
     ) -> Iterator[tuple[Fact, list[str]]]:
@@ -168,7 +192,7 @@ class GraphReader:
         kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
         cause_side = sum(k == "visual_change" for k in kinds) * 2 > len(kinds)
         # Per option, its variables ranked by closeness (best cosine to one of the variable's events).
-        sims_all = vectors @ self._nodes.T
+        sims_all = option_sims
         closeness = np.stack([np.max(sims_all[:, rows], axis=1) for rows in self._variable_rows], axis=1)
         modality = [v.split(":")[0] for v in self._variables]
         for fact in facts:
@@ -188,7 +212,7 @@ class GraphReader:
                     about.append(i)
             if not about or float(np.max(own)) < MIN_OPTION_SIMILARITY:
                 continue
-            sims = np.round(self._contrast(vectors, end), 4)
+            sims = np.round(self._contrast(sims_all, end), 4)
             about.sort(key=lambda i: (-sims[i], i))
             best = sims[about[0]]
             runner_up = sims[about[1]] if len(about) > 1 else -np.inf

@@ -110,3 +110,38 @@ def test_graph_cli_builds_and_scores_the_forms(world_dir: Path, tmp_path: Path) 
     assert not [n for n in load_graph(plain).nodes if ":is:" in n or "*->" in n]
     bad = runner.invoke(app, [*args[:5], str(tmp_path / "bad"), "--states", "brightness"])
     assert bad.exit_code == 2 and "unknown variables ['brightness']" in bad.output
+
+
+def test_learned_aliases_name_the_world_events_and_the_reader_reads_options_through_them(
+    world_dir: Path, dataset
+) -> None:  # type: ignore[no-untyped-def]
+    """The world's paraphrases (option_texts in contrary.yaml: "the footage goes still" is motion
+    decreasing) are learned from the fold's own right answers and features, never from the held-out
+    videos; the graph reader then reads every learned paraphrase as its world event, where the
+    embedding alone misreads some of them."""
+    import yaml
+
+    from graph.ckg.aliases import ALIASES_KEY, alias_text
+    from pipelines.backends.ckg_reader import GraphReader
+
+    config = yaml.safe_load((WORLDS / "contrary.yaml").read_text())
+    truth = {alias_text(text): event for event, text in config["option_texts"].items() if "{" not in text}
+    held_out = fold_exclusion(dataset.video_ids, FOLDS, 0, seed=0)
+    graph = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=held_out))
+    aliases = graph.build_config[ALIASES_KEY]
+    learned = {text: events for text, events in aliases.items() if text in truth}
+    assert len(learned) >= 10, sorted(aliases)
+    assert all(truth[text] in events for text, events in learned.items()), learned
+    assert aliases["a dog comes into shot"] == ["visual:object:appears:dog"]
+    reader = GraphReader(graph)
+    bare = graph.model_copy(deep=True)
+    bare.build_config.pop(ALIASES_KEY)
+    plain = GraphReader(bare)
+    assert all(reader.event_of(text) == truth[text] for text in learned)
+    assert plain.event_of("the footage goes still") != "visual:motion:down"  # what aliases fix
+    # Deterministic, and blind to the held-out videos: their questions alone teach nothing.
+    again = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=held_out))
+    assert again.build_config[ALIASES_KEY] == aliases
+    only_held_out = [t for t in dataset.transitions if t.video_id in set(held_out)]
+    table_free = build_graph(only_held_out, dataset.features, BuildConfig(learn_aliases=False))
+    assert table_free.build_config[ALIASES_KEY] == {}

@@ -1,0 +1,126 @@
+"""Event aliases: the words a corpus's own questions use for each change event, learned from the data.
+
+An answer option is a change put in words ("the footage goes still", "the mix pulls back to a hush").
+Which event it names is not something a sentence embedding reliably tells ("the footage goes still"
+sits closer to "crowd disappears" than to "motion decreases" in all-MiniLM-L6-v2), but the corpus tells
+it: an evidential or predictive question's right answer is a change that *happened* across its
+transition, and the features say which events happened. So for every answer text used at least
+``min_count`` times as the right answer, the builder counts the events detected across those
+transitions, leaving out the variables the question itself names (the change the question starts
+from: "tempo went 79.8 -> 84.5 BPM ... what happened on screen?", or a named object or action); of the
+events present in at least ``min_confidence`` of them, those whose share there exceeds their share where
+the same text is offered as a *wrong* option by at least ``min_contrast`` are the events the text may
+name, best first. Several can pass: a second effect of the same cause ("the harmony sits in a major key"
+is right when brightness falls, and then loudness usually rises too); the reader picks among them the
+one the text's words are closest to. Counterfactual answers are not used (they name what would have
+happened, not what did).
+
+Learned only from the transitions the graph is built from, so a fold graph never learns from the
+questions it will be asked. Stored in ``build_config["event_aliases"]`` (text -> events, best first):
+not part of the graph's content hash, never shown to a model; the graph reader
+(``pipelines.backends.ckg_reader``) reads an option as an event also through them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from graph.ckg.detect import EventTable, event_variable
+from graph.ckg.explanations import mentioned_variables
+from karma.core.records import QuestionType, Transition
+
+ALIASES_KEY = "event_aliases"
+"""``build_config`` key of the learned aliases (event id -> sorted texts)."""
+ALIAS_TYPES = frozenset({QuestionType.evidential, QuestionType.predictive})
+"""Question types whose right answer names a change that happened across the transition."""
+
+
+def column_labels(columns: Sequence[str]) -> list[set[str]]:
+    """Per event column, the category names it carries (``visual:object:appears:dog`` -> {dog},
+    ``visual:action:walking->running`` -> {walking, running}); empty for numeric events. A question
+    that names one of them names the event's variable (``mentioned_variables``' labels)."""
+    labels = []
+    for column in columns:
+        direction = column.split(":", 2)[2] if column.count(":") >= 2 else ""
+        names = direction.removeprefix("appears:").removeprefix("disappears:").removeprefix("is:").split("->")
+        labels.append({n for n in names if n and n not in ("up", "down", "*")})
+    return labels
+
+
+def transition_labels(
+    happened: Sequence[int], variable_of: Sequence[str], label_of: Sequence[set[str]]
+) -> dict[str, set[str]]:
+    """Variable -> the category names of the events that happened across one transition."""
+    labels: dict[str, set[str]] = {}
+    for j in happened:
+        if label_of[j]:
+            labels.setdefault(variable_of[j], set()).update(label_of[j])
+    return labels
+
+
+def alias_text(text: str) -> str:
+    """The form an option is compared in: whitespace folded, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+def learn_aliases(
+    transitions: Sequence[Transition],
+    table: EventTable,
+    min_count: int = 3,
+    min_confidence: float = 0.6,
+    min_contrast: float = 0.3,
+) -> dict[str, list[str]]:
+    """Answer text (``alias_text`` form) -> the events it may name, best first (module docstring).
+    Deterministic."""
+    row_of = {row_id: i for i, row_id in enumerate(table.row_ids)}
+    variable = [event_variable(column) for column in table.columns]
+    label_of = column_labels(table.columns)
+    base = table.occurs.mean(axis=0) if len(table.row_ids) else np.zeros(len(table.columns))
+    right: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    with_right: dict[str, Counter[int]] = defaultdict(Counter)
+    with_wrong: dict[str, Counter[int]] = defaultdict(Counter)
+    for transition in transitions:
+        row = row_of.get(transition.transition_id)
+        if row is None:
+            continue
+        happened = np.flatnonzero(table.occurs[row])
+        labels = transition_labels(happened.tolist(), variable, label_of)
+        for question in transition.questions:
+            if question.type not in ALIAS_TYPES or question.answer not in question.options:
+                continue
+            named = mentioned_variables(question.question, labels)
+            seen = [int(c) for c in happened if variable[c] not in named]
+            for letter, option in question.options.items():
+                text = alias_text(option)
+                if not text:
+                    continue
+                if letter == question.answer:
+                    right[text] += 1
+                    with_right[text].update(seen)
+                else:
+                    wrong[text] += 1
+                    with_wrong[text].update(seen)
+    aliases: dict[str, list[str]] = {}
+    for text in sorted(right):
+        n = right[text]
+        if n < min_count:
+            continue
+        # How much more often the event is there when the text is the right answer than when it is a
+        # wrong one (or than its base rate, for a text never offered wrongly): the change a text names
+        # is there when it is right and mostly not when it is wrong. A second effect of the same cause
+        # can pass too ("loudness increases" beside "mode is major" when brightness falls): every
+        # event that passes is kept, best first, and the reader picks among them by the text.
+        contrast = {}
+        for column, count in with_right[text].items():
+            if count / n < min_confidence:
+                continue
+            elsewhere = with_wrong[text][column] / wrong[text] if wrong[text] else float(base[column])
+            if count / n - elsewhere >= min_contrast:
+                contrast[table.columns[column]] = round(count / n - elsewhere, 6)
+        if contrast:
+            aliases[text] = sorted(contrast, key=lambda event: (-contrast[event], event))
+    return aliases
