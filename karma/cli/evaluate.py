@@ -175,10 +175,14 @@ def eval_command(
     Rerunning the same command skips finished records (see docs/evaluation.md).
     """
     if task_cli.is_other_task(task):
+        # Every option given is either honoured by the task run or refused (exit 2) before any work.
         task_cli.eval_task(
-            task, data=data, out=out, lenient=lenient, backend=backend, backend_opt=backend_opt,
-            arms=_split(task_arms), task_opt=task_opt, max_tokens=32 if max_tokens is None else max_tokens, limit=limit,
-            bootstrap_resamples=bootstrap_resamples, batch_size=batch_size, progress=progress,
+            task, given=task_cli.given_options(), data=data, out=out, lenient=lenient, backend=backend,
+            backend_opt=backend_opt, model=model, arms=_split(task_arms), task_opt=task_opt,
+            max_tokens=32 if max_tokens is None else max_tokens, temperature=temperature, seed=seed, limit=limit,
+            bootstrap_resamples=bootstrap_resamples, batch_size=batch_size, concurrency=concurrency,
+            max_error_rate=max_error_rate, allow_backend_errors=allow_backend_errors, report_too=report_too,
+            progress=progress, answer_mode=answer_mode, executor=executor,
         )  # fmt: skip
         return
     from karma.core.shard import ShardSpec

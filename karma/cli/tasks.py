@@ -5,14 +5,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from karma.cli.options import backend_options
 
-TASK_HELP = "Registered task (karma-mv, wildscore, harmonyset-mc, aimoclips); see docs/tasks.md."
+
+def _task_help() -> str:
+    from karma.tasks import TASKS
+
+    return f"Registered task ({', '.join(TASKS.names())}); see docs/tasks.md."
+
+
+TASK_HELP = _task_help()
 ARMS_HELP = "Task arms to run, comma-separated (default: all of the task's arms, e.g. image,text_only)."
 TASK_OPT_HELP = "Task option KEY=VALUE (repeatable), e.g. --task-opt image_as=video."
+
+_RUN = {"data", "out", "lenient", "task", "progress"}
+_MODEL = {"backend", "backend_opt", "model", "max_tokens", "temperature", "seed", "limit", "max_error_rate",
+          "allow_backend_errors"}  # fmt: skip
+_MCQ = {"task_arms", "task_opt", "batch_size", "concurrency", "bootstrap_resamples", "report_too"}
+HONOURED: dict[str, frozenset[str]] = {
+    "mcq": frozenset(_RUN | _MODEL | _MCQ),
+    "open": frozenset(_RUN | _MODEL | {"task_opt"}),
+    "analysis": frozenset(_RUN | {"bootstrap_resamples"}),
+}
+"""The ``karma eval`` parameters a task run of each kind honours; any other one given is refused."""
+ONLY_VALUE = {"answer_mode": "generate", "executor": "local"}
+"""Parameters a task run accepts only at this value (the one it implements)."""
 
 
 def is_other_task(task: str | None) -> bool:
@@ -25,48 +46,90 @@ def is_other_task(task: str | None) -> bool:
     return task != DEFAULT_TASK
 
 
-def eval_task(
-    task: str,
-    *,
-    data: Path,
-    out: Path,
-    lenient: bool,
-    backend: str,
-    backend_opt: list[str] | None,
-    arms: list[str] | None,
-    task_opt: list[str] | None,
-    max_tokens: int,
-    limit: int | None,
-    bootstrap_resamples: int,
-    batch_size: int | None,
-    progress: bool,
-) -> None:
-    """``karma eval --task NAME`` for a task other than Karma-MV."""
+def given_options() -> dict[str, str]:
+    """The parameters of the running command given on the command line (or in the environment):
+    parameter name -> the option's flag. Defaults are not given."""
+    try:
+        from typer._click.core import ParameterSource
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover
+        from click import get_current_context  # type: ignore[no-redef]
+        from click.core import ParameterSource  # type: ignore[no-redef]
+
+    ctx = get_current_context()
+    given = {}
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name or "")
+        if param.name and source not in (None, ParameterSource.DEFAULT):
+            flags = [*param.opts, *getattr(param, "secondary_opts", [])]
+            given[param.name] = next(
+                (f for f in flags if f.startswith("--")), flags[0] if flags else param.name
+            )
+    return given
+
+
+def refuse_unhonoured(task: str, kind: str, given: dict[str, str], values: dict[str, object]) -> None:
+    """InputError (exit 2, before any work) naming every given option a ``kind`` task run cannot honour."""
+    from karma.core.errors import InputError
+
+    honoured = HONOURED[kind]
+    refused = [
+        flag
+        for name, flag in given.items()
+        if name not in honoured and not (name in ONLY_VALUE and values.get(name) == ONLY_VALUE[name])
+    ]
+    if refused:
+        takes = sorted(given_flag(n) for n in honoured)
+        raise InputError(
+            f"{', '.join(refused)}: karma eval --task {task} cannot honour "
+            f"{'this option' if len(refused) == 1 else 'these options'} (refused rather than ignored); "
+            f"it takes {', '.join(takes)}"
+        )
+
+
+def given_flag(name: str) -> str:
+    """The command-line flag of an eval parameter name (``task_arms`` -> ``--arms``)."""
+    special = {"task_arms": "--arms", "report_too": "--report", "progress": "--progress/--no-progress"}
+    return special.get(name, "--" + name.replace("_", "-"))
+
+
+def eval_task(task: str, *, given: dict[str, str], data: Path, out: Path, **values: Any) -> None:
+    """``karma eval --task NAME`` for a task other than Karma-MV: refuse what the task cannot honour,
+    then run it (``values``: the eval command's parameters by name)."""
     from karma.tasks import TASKS
-    from karma.tasks.runner import TaskRunConfig, run_task
 
     kind = TASKS.load(task).kind
-    if kind != "mcq":
-        _eval_other_kind(
-            task, kind, data, out, lenient, backend, backend_opt, max_tokens, limit, bootstrap_resamples
-        )
-        return
+    refuse_unhonoured(task, kind, given, values)
+    if kind == "analysis":
+        _eval_analysis(task, data, out, values)
+    elif kind == "open":
+        _eval_open(task, data, out, values)
+    else:
+        _eval_mcq(task, data, out, values)
+
+
+def _backend_options(values: dict[str, Any]) -> dict[str, object]:
+    options = backend_options(values.get("backend_opt") or [], "--backend-opt")
+    if values.get("model"):
+        from pipelines.model_registry import model_backend_options
+
+        options = model_backend_options(values["model"], values["backend"], options)
+    return options
+
+
+def _eval_mcq(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
+    from karma.tasks.runner import TaskRunConfig, run_task
 
     config = TaskRunConfig(
-        task=task,
-        data=str(data),
-        out=str(out),
-        lenient=lenient,
-        arms=arms or [],
-        backend=backend,
-        backend_options=backend_options(backend_opt or [], "--backend-opt"),
-        task_options=backend_options(task_opt or [], "--task-opt"),
-        max_tokens=max_tokens,
-        limit=limit,
-        batch_size=batch_size or 1,
-        bootstrap_resamples=bootstrap_resamples,
-    )
-    summary = run_task(config, progress=progress)
+        task=task, data=str(data), out=str(out), lenient=values["lenient"], arms=values.get("arms") or [],
+        backend=values["backend"], backend_options=_backend_options(values), model=values.get("model"),
+        task_options=backend_options(values.get("task_opt") or [], "--task-opt"),
+        max_tokens=values["max_tokens"], temperature=values["temperature"], seed=values["seed"],
+        limit=values["limit"], batch_size=values.get("batch_size") or 1, concurrency=values.get("concurrency") or 1,
+        max_error_rate=values["max_error_rate"], allow_backend_errors=values["allow_backend_errors"],
+        bootstrap_resamples=values["bootstrap_resamples"],
+    )  # fmt: skip
+    summary = run_task(config, progress=values["progress"])
     typer.echo(
         f"{summary.run_dir}: {summary.answered} answered, {summary.already_done} already done "
         f"({summary.elapsed_s:.1f} s)"
@@ -76,44 +139,88 @@ def eval_task(
             f"  data: {summary.data_problems} problem rows left out (see `karma data validate --task {task}`)",
             err=True,
         )
-    results = json.loads((Path(summary.run_dir) / "results.json").read_text())
+    _print_results(Path(summary.run_dir))
+    if values.get("report_too"):
+        from karma.tasks.report import write_task_report
+
+        typer.echo(f"report: {write_task_report([Path(summary.run_dir)])}")
+    _refuse_backend_errors(Path(summary.run_dir), summary.backend_errors, values["allow_backend_errors"])
+
+
+def _pct(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _print_results(run_dir: Path) -> None:
+    results = json.loads((run_dir / "results.json").read_text())
     for arm, stats in results["arms"].items():
         s = stats["overall"]
         typer.echo(
-            f"  {arm}: accuracy {100 * s['accuracy']:.2f}% ({s['correct']}/{s['n']}), chance {100 * s['chance']:.2f}%, "
-            f"parse failures {100 * s['parse_failure_rate']:.1f}%"
+            f"  {arm}: accuracy {_pct(s['accuracy'])} ({s['correct']}/{s['n']} answered), chance "
+            f"{_pct(s['chance'])}, parse failures {_pct(s['parse_failure_rate'], 1)}, "
+            f"backend errors {s['backend_errors']}"
         )
     for block in results.get("paired", {}).values():
         p = block["overall"]
         typer.echo(
-            f"  {block['first']} - {block['second']}: {100 * p['delta']:+.2f} points, McNemar p={p['mcnemar_p']:.3g}"
+            f"  {block['first']} - {block['second']}: {100 * p['delta']:+.2f} points on {p['n_pairs']} items "
+            f"both answered, McNemar p={p['mcnemar_p']:.3g}"
         )
 
 
-def _eval_other_kind(
-    task: str, kind: str, data: Path, out: Path, lenient: bool, backend: str, backend_opt: list[str] | None,
-    max_tokens: int, limit: int | None, resamples: int,
-) -> None:  # fmt: skip
-    """HarmonySet-OE (open answers, judged separately) and AImoclips (an analysis, no model)."""
-    if kind == "open":
-        from karma.tasks.harmonyset_oe import run_oe
-        from pipelines.backends import get_backend
+def _refuse_backend_errors(run_dir: Path, errors: int, allow: bool) -> None:
+    """Exit 1 when items of the run still hold a backend error, unless allowed."""
+    from karma.core.errors import RunError
 
-        model = get_backend(backend, **backend_options(backend_opt or [], "--backend-opt"))
-        try:
-            answered = run_oe(data, out, model, max_tokens=max(max_tokens, 64), limit=limit, lenient=lenient)
-        finally:
-            model.close()
-        typer.echo(
-            f"{out}: {answered} open answers written; judge them with `python -m karma.tasks.judge {out}`"
+    if errors and not allow:
+        raise RunError(
+            f"{errors} request(s) of {run_dir} failed in the backend (no answer came back; left out of "
+            "accuracy and pairs); rerun the same command to retry them, or pass --allow-backend-errors"
         )
-        return
+
+
+def _eval_open(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
+    """HarmonySet-OE: open answers into RUN/samples.jsonl, judged by a separate pass."""
+    from karma.tasks import get_task
+    from karma.tasks.harmonyset_oe import oe_backend_errors, run_oe
+    from pipelines.backends import get_backend
+
+    instance = get_task(task, **backend_options(values.get("task_opt") or [], "--task-opt"))
+    _check_range("--max-error-rate", values["max_error_rate"], 0.0, 1.0)
+    _check_range("--temperature", values["temperature"], 0.0, float("inf"))
+    options = _backend_options(values)
+    instance.pairs(data, lenient=values["lenient"])  # bad data: refused before a model loads
+    model = get_backend(values["backend"], **options)
+    try:
+        answered = run_oe(
+            data, out, model, max_tokens=max(values["max_tokens"], 64), limit=values["limit"],
+            lenient=values["lenient"], task=instance, temperature=values["temperature"], seed=values["seed"],
+            max_error_rate=values["max_error_rate"],
+        )  # fmt: skip
+    finally:
+        model.close()
+    typer.echo(f"{out}: {answered} open answers written; judge them with `python -m karma.tasks.judge {out}`")
+    _refuse_backend_errors(out, oe_backend_errors(out), values["allow_backend_errors"])
+
+
+def _check_range(flag: str, value: float, low: float, high: float) -> None:
+    from karma.core.errors import InputError
+
+    if not low <= value <= high or value != value:
+        raise InputError(f"{flag} must be between {low:g} and {high:g}, got {value}")
+
+
+def _eval_analysis(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
+    """AImoclips (an analysis, no model): the deviation analyses into RUN/results.json."""
+    from karma.core.atomic import atomic_write_json
     from karma.tasks.affect_analysis import deviation_analysis
     from karma.tasks.aimoclips import load_aimoclips
+    from karma.tasks.runner import locked_run_folder
 
-    result = deviation_analysis(load_aimoclips(data, lenient=lenient), resamples=resamples)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"task": task, **result}, indent=2, sort_keys=True) + "\n")
+    loaded = load_aimoclips(data, lenient=values["lenient"])  # refused before the folder exists
+    with locked_run_folder(out) as run:
+        result = deviation_analysis(loaded, resamples=values["bootstrap_resamples"])
+        atomic_write_json(run / "results.json", {"task": task, **result}, indent=2, sort_keys=True)
     for model_name, stats in result["by_model"].items():
         v, a = stats["valence"]["signed_deviation"], stats["arousal"]["signed_deviation"]
         typer.echo(
@@ -125,24 +232,30 @@ def _eval_other_kind(
 
 
 def validate_task(task: str, path: Path, lenient: bool, task_opt: list[str] | None = None) -> None:
-    """``karma data validate --task NAME PATH``: every problem as file, row, field; exit 1 if any (strict)."""
+    """``karma data validate --task NAME PATH``: every problem as file, row, field; exit 2 with one
+    ``error:`` line naming the file if any (strict) or if no row is valid (lenient)."""
+    from karma.core.errors import InputError
     from karma.tasks import get_task
 
     instance = get_task(task, **backend_options(task_opt or [], "--task-opt"))
     data = instance.load(path, lenient=True)
+    for note in getattr(data, "notes", []):
+        typer.echo(f"note {note}")
     for problem in data.problems:
         typer.echo(f"error {problem}")
+    valid = len(data.items) if instance.kind == "mcq" else data.rows_seen - len(data.problems)
     typer.echo(
-        f"{task}: files {', '.join(data.files) or '-'} | rows {data.rows_seen} | valid items {len(data.items)} | "
+        f"{task}: files {', '.join(data.files) or '-'} | rows {data.rows_seen} | valid items {valid} | "
         f"problems {len(data.problems)}"
     )
-    if data.problems and not (lenient and data.items):
-        typer.echo(
-            "invalid (strict); rerun with --lenient to keep every valid row"
-            if not lenient
-            else "no valid rows"
+    where = ", ".join(data.files) or str(path)
+    if data.problems and not lenient:
+        typer.echo("invalid (strict); rerun with --lenient to keep every valid row")
+        raise InputError(f"{where}: {len(data.problems)} problem(s), first: {data.problems[0]}")
+    if valid == 0:
+        raise InputError(
+            f"{where}: no valid row" + (f", first problem: {data.problems[0]}" if data.problems else "")
         )
-        raise typer.Exit(1)
     typer.echo("valid" if not data.problems else "valid rows kept (lenient)")
 
 

@@ -24,6 +24,11 @@ TASKS.register(
     help="HarmonySet video-music MCQ (shape unverified)",
 )
 TASKS.register(
+    "harmonyset-oe",
+    "karma.tasks.harmonyset_oe:HarmonySetOeTask",
+    help="HarmonySet open answers, judged by karma's judge (not paper-comparable)",
+)
+TASKS.register(
     "aimoclips", "karma.tasks.aimoclips:AImoclipsTask", help="AImoclips valence/arousal ratings (analysis)"
 )
 

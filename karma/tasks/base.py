@@ -35,6 +35,8 @@ class TaskData:
     """The files read."""
     rows_seen: int = 0
     """Rows (items) read, valid or not."""
+    notes: list[ItemProblem] = field(default_factory=list)
+    """What the loader tolerated and read differently from the published format (never an error)."""
 
 
 class Task(ABC):

@@ -165,6 +165,17 @@ class HarmonySetOeTask(Task):
         )
 
 
+def latest_samples(run_dir: str | Path) -> list[OeSample]:
+    """The OE run's answers, the last record per (pair, arm) winning (a retried error is superseded)."""
+    records, _ = read_jsonl(Path(run_dir) / "samples.jsonl", OeSample)
+    return list({(r.pair_id, r.arm): r for r in records}.values())
+
+
+def oe_backend_errors(run_dir: str | Path) -> int:
+    """Pairs whose latest answering request failed in the backend (a rerun retries them)."""
+    return sum(1 for r in latest_samples(run_dir) if r.error is not None)
+
+
 def run_oe(
     data: str | Path,
     out: str | Path,
@@ -173,41 +184,59 @@ def run_oe(
     max_tokens: int = 256,
     limit: int | None = None,
     lenient: bool = False,
+    task: HarmonySetOeTask | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+    max_error_rate: float = 1.0,
 ) -> int:
-    """Answer the OE question of every pair (resumable); returns how many were answered now."""
+    """Answer the OE question of every pair (resumable); returns how many were answered now.
+
+    ``out`` is locked for the call (a second run on it is refused); pairs whose last request failed
+    in the backend are asked again; past ``max_error_rate`` the call stops (``ErrorRateExceeded``).
+    The data is read (and refused) before the folder is created.
+    """
+    from karma.eval.hygiene import ErrorGuard
+    from karma.tasks.runner import locked_run_folder
     from pipelines.answering import request_hash
     from pipelines.backends.base import ChatMessage, ChatRequest, ContentPart
 
-    pairs, _ = HarmonySetOeTask().pairs(data, lenient=lenient)
+    pairs, _ = (task or HarmonySetOeTask()).pairs(data, lenient=lenient)
+    if not pairs:
+        raise InputError(f"{resolve_json(data)}: no valid HarmonySet pair to answer")
     pairs = pairs[:limit] if limit else pairs
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    done = {s.pair_id for s in read_jsonl(out / "samples.jsonl", OeSample)[0]}
     answered = 0
-    with JsonlAppender(out / "samples.jsonl") as writer:
-        for pair in pairs:
-            if pair.id in done:
-                continue
-            request = ChatRequest(
-                messages=[
-                    ChatMessage(
-                        role="user",
-                        content=[
-                            ContentPart(type="video_url", url=Path(pair.video).as_uri()),
-                            ContentPart(type="text", text=pair.question),
-                        ],
-                    )
-                ],
-                max_tokens=max_tokens,
-            )
-            (completion,) = backend.generate([request])
-            writer.append(
-                OeSample(
-                    pair_id=pair.id, question=pair.question, reference=pair.reference, raw_completion=completion.text,
-                    prompt_hash=request_hash(request), error=completion.error,
+    with locked_run_folder(out, "task run") as run:
+        done = {s.pair_id for s in latest_samples(run) if s.error is None}
+        guard = ErrorGuard(run, max_error_rate)
+        guard.start()
+        with JsonlAppender(run / "samples.jsonl") as writer:
+            for pair in pairs:
+                if pair.id in done:
+                    continue
+                request = ChatRequest(
+                    messages=[
+                        ChatMessage(
+                            role="user",
+                            content=[
+                                ContentPart(type="video_url", url=Path(pair.video).as_uri()),
+                                ContentPart(type="text", text=pair.question),
+                            ],
+                        )
+                    ],
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
                 )
-            )  # fmt: skip
-            answered += 1
+                (completion,) = backend.generate([request])
+                writer.append(
+                    OeSample(
+                        pair_id=pair.id, question=pair.question, reference=pair.reference,
+                        raw_completion=completion.text, prompt_hash=request_hash(request), error=completion.error,
+                    )
+                )  # fmt: skip
+                answered += 1
+                guard.observe(pair.id, "av", completion.error)
+        guard.finish()
     return answered
 
 
@@ -253,9 +282,9 @@ def judge_run(
     from pipelines.backends.base import ChatMessage, ChatRequest
 
     run = Path(run_dir)
-    samples, _ = read_jsonl(run / "samples.jsonl", OeSample)
+    samples = [s for s in latest_samples(run) if s.error is None]  # a backend error is no answer to judge
     if not samples:
-        raise InputError(f"{run / 'samples.jsonl'}: no OE samples to judge")
+        raise InputError(f"{run / 'samples.jsonl'}: no OE answers to judge")
     template = load_judge_template()
     version = f"{template['version']} ({template['sha256'][:12]})"
     done = {j.key for j in read_jsonl(run / "judgments.jsonl", Judgment)[0]}

@@ -5,6 +5,10 @@ bootstrap that resamples the task's clusters (items, video-music pairs, videos);
 the chance baseline as the mean of 1/k over the items (WildScore mixes 2-4 options, so it is not
 25%). Between every two arms, on the items both answered: the paired difference with a clustered
 interval and the exact McNemar test. A pure function of the records and the seed.
+
+A record whose request failed in the backend (``error`` set) is not an answer: it is counted in
+``backend_errors`` and left out of ``n``, the accuracy, the parse failures, the chance baseline
+and the pairs (a rerun retries it; the newer record supersedes it).
 """
 
 from __future__ import annotations
@@ -20,29 +24,40 @@ from karma.tasks.records import TaskSample
 OVERALL = "overall"
 
 
-def chance(records: Sequence[TaskSample]) -> float:
-    """Expected accuracy of a uniform random pick: mean of 1/k over the items."""
-    return sum(1.0 / r.k for r in records) / len(records) if records else float("nan")
+def answered(record: TaskSample) -> bool:
+    """True when the backend gave an answer (a backend error is no answer, right or wrong)."""
+    return record.error is None
+
+
+def chance(records: Sequence[TaskSample]) -> float | None:
+    """Expected accuracy of a uniform random pick: mean of 1/k over the items (None without items)."""
+    return sum(1.0 / r.k for r in records) / len(records) if records else None
+
+
+def _finite(value: float) -> float | None:
+    return value if value == value else None  # NaN (no answered item) is written as null
 
 
 def arm_stats(records: Sequence[TaskSample], resamples: int, seed: int) -> dict[str, Any]:
-    """n, correct, accuracy with its clustered interval, parse failures, chance (mean 1/k)."""
+    """n (answered), correct, accuracy with its clustered interval, parse failures, chance (mean 1/k)
+    over the answered records; backend errors counted apart."""
+    done = [r for r in records if answered(r)]
     interval = cluster_bootstrap_accuracy(
-        [r.correct for r in records], [r.cluster_id for r in records], resamples=resamples, seed=seed
+        [r.correct for r in done], [r.cluster_id for r in done], resamples=resamples, seed=seed
     )
-    n = len(records)
-    failures = sum(1 for r in records if r.parse_status == "none")
+    n = len(done)
+    failures = sum(1 for r in done if r.parse_status == "none")
     return {
         "n": n,
-        "n_clusters": len({r.cluster_id for r in records}),
-        "correct": sum(1 for r in records if r.correct),
-        "accuracy": interval.estimate,
-        "ci_low": interval.low,
-        "ci_high": interval.high,
-        "chance": chance(records),
+        "n_clusters": len({r.cluster_id for r in done}),
+        "correct": sum(1 for r in done if r.correct),
+        "accuracy": _finite(interval.estimate),
+        "ci_low": _finite(interval.low),
+        "ci_high": _finite(interval.high),
+        "chance": chance(done),
         "parse_failures": failures,
         "parse_failure_rate": failures / n if n else 0.0,
-        "backend_errors": sum(1 for r in records if r.error is not None),
+        "backend_errors": len(records) - n,
     }
 
 
@@ -119,7 +134,10 @@ def aggregate_task(
         pairs = [
             (by_key[(i, first)], by_key[(i, second)])
             for i in sorted({r.item_id for r in samples})
-            if (i, first) in by_key and (i, second) in by_key
+            if (i, first) in by_key
+            and (i, second) in by_key
+            and answered(by_key[(i, first)])
+            and answered(by_key[(i, second)])
         ]
         if pairs:
             paired[f"{first}-vs-{second}"] = {

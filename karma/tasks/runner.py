@@ -3,7 +3,13 @@
 The run directory holds ``config.json`` (task, arms, the data / template / model hashes),
 ``samples.jsonl`` (one :class:`TaskSample` per (item, arm), fsynced as it is answered) and
 ``results.json`` (:func:`karma.tasks.results.aggregate_task`). A rerun of the same command skips
-finished (item, arm) pairs; changed settings (data, templates, model, arms' wording) are refused.
+finished (item, arm) pairs and retries the ones whose request failed in the backend; changed
+settings (data, templates, model, decoding, arms' wording) are refused.
+
+Safety is karma eval's (docs/reliability.md): the run folder is locked for the whole call
+(:func:`locked_run_folder`, ``karma.core.lock``), ``--max-error-rate`` stops a failing backend
+(``karma.eval.hygiene.ErrorGuard``), and everything that can be refused (task, arms, options, data)
+is refused before the folder is created; a refused run leaves no folder behind.
 """
 
 from __future__ import annotations
@@ -11,6 +17,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +29,29 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
+from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE, ErrorGuard
 from karma.eval.jsonl import JsonlAppender, read_jsonl
 from karma.eval.rundir import check_resumable
-from karma.tasks.base import Task
+from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
+from karma.tasks.templates import TaskTemplate
 
 CONFIG_SCHEMA = 1
 SELECTION_FIELDS = frozenset({"limit", "categories"})
-EXECUTION_FIELDS = frozenset({"out", "batch_size", "backend_options", "progress"})
+EXECUTION_FIELDS = frozenset(
+    {
+        "out",
+        "batch_size",
+        "backend_options",
+        "progress",
+        "concurrency",
+        "max_error_rate",
+        "allow_backend_errors",
+    }
+)
+IDENTITY_DEFAULTS: dict[str, object] = {"model": None, "temperature": 0.0, "seed": 0}
+"""Identity fields added after the first task runs, with the value those runs used (so they resume)."""
 
 
 class TaskRunConfig(BaseModel):
@@ -47,17 +71,29 @@ class TaskRunConfig(BaseModel):
     """Model backend name."""
     backend_options: dict[str, object] = Field(default_factory=dict)
     """Keyword options for the backend."""
+    model: str | None = None
+    """``--model`` as given (a registry name or path), already resolved into ``backend_options``."""
     task_options: dict[str, object] = Field(default_factory=dict)
     """Keyword options for the task (``image_as=video`` for video-only models, ...)."""
-    max_tokens: int = 8
+    max_tokens: int = Field(8, ge=1)
     """Output budget per answer (same in every arm)."""
-    limit: int | None = None
+    temperature: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    """Decoding temperature (same in every arm; 0 = greedy)."""
+    seed: int = 0
+    """Decoding seed, for backends that take one."""
+    limit: int | None = Field(None, ge=1)
     """Answer only the first N items."""
     categories: list[str] | None = None
     """Answer only items of these categories."""
-    batch_size: int = 1
+    batch_size: int = Field(1, ge=1)
     """Requests per backend call."""
-    bootstrap_resamples: int = 2000
+    concurrency: int = Field(1, ge=1)
+    """Backend calls in flight at once."""
+    max_error_rate: float = Field(DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
+    """Stop once more than this share of this call's requests failed in the backend (1 = never)."""
+    allow_backend_errors: bool = False
+    """Exit 0 although some requests failed in the backend (the CLI's exit code only)."""
+    bootstrap_resamples: int = Field(2000, ge=1)
     """Bootstrap resamples of the intervals."""
     bootstrap_seed: int = 0
     """Seed of the bootstrap."""
@@ -76,13 +112,15 @@ class TaskRunSummary(BaseModel):
     selected: int
     """(item, arm) pairs selected."""
     already_done: int
-    """Pairs found finished and skipped."""
+    """Pairs found finished and skipped (pairs whose last request failed in the backend are retried)."""
     answered: int
-    """Pairs answered by this call."""
+    """Pairs answered by this call (backend errors included)."""
     elapsed_s: float
     """Wall time of the answering loop."""
     data_problems: int = 0
     """Rows the lenient loader left out."""
+    backend_errors: int = 0
+    """Pairs of the run whose latest request failed in the backend (retried by a rerun)."""
 
 
 def build_task(config: TaskRunConfig) -> Task:
@@ -112,108 +150,212 @@ def read_samples(run_dir: Path) -> list[TaskSample]:
     return list({r.key: r for r in records}.values())
 
 
-def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = False) -> TaskRunSummary:
-    """Answer every selected item in each arm, resuming what ``config.out`` already holds.
+def finished_keys(run_dir: Path) -> set[tuple[str, str]]:
+    """(item, arm) pairs whose latest record is an answer: what a rerun skips (backend errors are retried)."""
+    return {r.key for r in read_samples(run_dir) if r.error is None}
 
-    ``backend`` may be passed in (tests pass the tiny Omni thinker); by default it is built from
-    ``config.backend`` / ``config.backend_options`` and closed at the end.
+
+@contextmanager
+def locked_run_folder(out: str | Path, purpose: str = "task run") -> Iterator[Path]:
+    """Hold ``out``'s run lock (``karma.core.lock.FolderLock``) for the block.
+
+    A second run on the same folder is refused at once (exit 2, naming the holder). When the block
+    fails and the folder was created here and holds nothing but the lock file, the folder is removed:
+    a refused run leaves no folder behind.
     """
-    from pipelines.answering import request_hash
-    from pipelines.parsing import parse_answer
+    from karma.core.lock import LOCK_FILE, FolderLock
 
+    folder = Path(out)
+    created = not folder.exists()
+    lock = FolderLock(folder, purpose)
+    with lock:
+        if lock.stale_note():
+            print(f"note: {lock.stale_note()}", file=sys.stderr)
+        try:
+            yield folder
+        except BaseException:
+            if created and {p.name for p in folder.iterdir()} <= {LOCK_FILE}:
+                (folder / LOCK_FILE).unlink(missing_ok=True)
+                lock.release()
+                with suppress(OSError):
+                    folder.rmdir()
+            raise
+
+
+@dataclass
+class _Prepared:
+    """What :func:`run_task` checks before it touches the run folder."""
+
+    task: Task
+    arms: list[str]
+    data: TaskData
+    items: list[TaskItem]
+    templates: dict[str, TaskTemplate]
+
+
+def prepare_task(config: TaskRunConfig) -> _Prepared:
+    """Task, arms, data, selection and templates, each refused (InputError) before any work."""
     task = build_task(config)
     if task.kind != "mcq":
         raise InputError(f"task {task.name} is an analysis, not answered by a model (see docs/tasks.md)")
     arms = task.check_arms(config.arms or list(task.arms))
     data = task.load(config.data, lenient=config.lenient)
+    if not data.items:
+        raise InputError(f"{', '.join(data.files) or config.data}: no valid {task.name} item to answer")
     items = select_items(data.items, config)
-    out = Path(config.out)
-    owns_backend = backend is None
-    if backend is None:
-        from pipelines.backends import get_backend
+    templates = {arm: task.template(arm) for arm in arms}
+    return _Prepared(task=task, arms=arms, data=data, items=items, templates=templates)
 
-        backend = get_backend(config.backend, **config.backend_options)
-    try:
-        templates = {arm: task.template(arm) for arm in arms}
-        payload = {
-            "schema": CONFIG_SCHEMA,
-            "task": task.describe(),
-            "identity": config.identity() | {"arms": arms},
-            "hashes": {
-                "data": _data_hash(data.items),
-                "model": backend.model_id,
-                "backend_settings": canonical_hash(backend.settings, 16),
-                **{f"template.{arm}": t.sha256 for arm, t in templates.items()},
-                **{f"template_version.{arm}": t.version for arm, t in templates.items()},
-            },
-            "backend_settings": backend.settings,
-            "config": config.model_dump(mode="json"),
-            "command": sys.argv,
-        }
-        config_path = out / "config.json"
-        if config_path.exists():
-            check_resumable(json.loads(config_path.read_text()), payload, out)
-        out.mkdir(parents=True, exist_ok=True)
-        _write_json(config_path, payload)
-        done = {r.key for r in read_samples(out)}
-        todo = [(item, arm) for item in items for arm in arms if (item.id, arm) not in done]
-        media_dir = out / "media"
-        started = time.perf_counter()
-        answered = 0
-        with JsonlAppender(out / "samples.jsonl") as samples:
-            for start in range(0, len(todo), max(1, config.batch_size)):
-                batch = todo[start : start + max(1, config.batch_size)]
-                requests = [
-                    task.request(i, a, max_tokens=config.max_tokens, media_dir=media_dir) for i, a in batch
-                ]
-                completions = backend.generate(requests)
+
+def _config_payload(config: TaskRunConfig, prep: _Prepared, backend: Any) -> dict[str, Any]:
+    return {
+        "schema": CONFIG_SCHEMA,
+        "task": prep.task.describe(),
+        "identity": config.identity() | {"arms": prep.arms},
+        "hashes": {
+            "data": _data_hash(prep.data.items),
+            "model": backend.model_id,
+            "backend_settings": canonical_hash(backend.settings, 16),
+            **{f"template.{arm}": t.sha256 for arm, t in prep.templates.items()},
+            **{f"template_version.{arm}": t.version for arm, t in prep.templates.items()},
+        },
+        "backend_settings": backend.settings,
+        "hygiene": {"max_error_rate": config.max_error_rate},
+        "config": config.model_dump(mode="json"),
+        "command": sys.argv,
+    }
+
+
+def _write_config(out: Path, payload: dict[str, Any]) -> None:
+    path = out / "config.json"
+    if path.exists():
+        stored = json.loads(path.read_text())
+        identity = stored.get("identity", {})
+        for key, value in IDENTITY_DEFAULTS.items():
+            identity.setdefault(key, value)
+        check_resumable(stored, payload, out)
+    _write_json(path, payload)
+
+
+def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = False) -> TaskRunSummary:
+    """Answer every selected item in each arm, resuming what ``config.out`` already holds.
+
+    ``backend`` may be passed in (tests pass the tiny Omni thinker); by default it is built from
+    ``config.backend`` / ``config.backend_options`` and closed at the end. ``config.out`` is locked
+    for the whole call; a second run on it fails at once naming this one.
+    """
+    prep = prepare_task(config)
+    with locked_run_folder(config.out) as out:
+        owns_backend = backend is None
+        if backend is None:
+            from pipelines.backends import get_backend
+
+            backend = get_backend(config.backend, **config.backend_options)
+        try:
+            _write_config(out, _config_payload(config, prep, backend))
+            done = finished_keys(out)
+            todo = [(i, a) for i in prep.items for a in prep.arms if (i.id, a) not in done]
+            guard = ErrorGuard(out, config.max_error_rate)
+            guard.start()
+            started = time.perf_counter()
+            answered = _answer(config, prep, backend, todo, out, guard, progress)
+            elapsed = time.perf_counter() - started
+            results = finalize_task(out)
+            guard.finish()
+        finally:
+            if owns_backend:
+                backend.close()
+    from karma.eval.runner import backend_error_count
+
+    selected = len(prep.items) * len(prep.arms)
+    return TaskRunSummary(
+        run_dir=str(out),
+        selected=selected,
+        already_done=selected - len(todo),
+        answered=answered,
+        elapsed_s=elapsed,
+        data_problems=len(prep.data.problems),
+        backend_errors=backend_error_count(results),
+    )
+
+
+def _request(config: TaskRunConfig, prep: _Prepared, item: TaskItem, arm: str, media_dir: Path) -> Any:
+    request = prep.task.request(item, arm, max_tokens=config.max_tokens, media_dir=media_dir)
+    return request.model_copy(update={"temperature": config.temperature, "seed": config.seed})
+
+
+def _sample(prep: _Prepared, item: TaskItem, arm: str, request: Any, completion: Any) -> TaskSample:
+    from pipelines.answering import request_hash
+    from pipelines.parsing import parse_answer
+
+    failed = completion.error is not None
+    parsed = parse_answer(None if failed else completion.text, letters=item.letters, options=item.options)
+    return TaskSample(
+        item_id=item.id,
+        task=prep.task.name,
+        arm=arm,
+        category=item.category,
+        subcategory=item.subcategory,
+        cluster_id=item.cluster_id,
+        groups=dict(item.meta),
+        k=item.k,
+        answer=item.answer,
+        prompt_hash=request_hash(request),
+        template_version=prep.templates[arm].version,
+        raw_completion=completion.text,
+        parsed_letter=parsed.letter,
+        parse_status=parsed.status,
+        parse_rule="backend_error" if failed else parsed.rule,
+        correct=not failed and parsed.letter is not None and parsed.letter == item.answer,
+        error=completion.error,
+        finish_reason=completion.finish_reason,
+        latency_s=completion.latency_s,
+    )
+
+
+def _answer(
+    config: TaskRunConfig,
+    prep: _Prepared,
+    backend: Any,
+    todo: list[tuple[TaskItem, str]],
+    out: Path,
+    guard: ErrorGuard,
+    progress: bool,
+) -> int:
+    """Send ``todo`` in batches, up to ``config.concurrency`` calls in flight; append each record as
+    it comes back (fsynced) and let ``guard`` stop the run past ``--max-error-rate``."""
+    batches = [todo[i : i + config.batch_size] for i in range(0, len(todo), config.batch_size)]
+    answered = 0
+    with (
+        JsonlAppender(out / "samples.jsonl") as samples,
+        ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="karma-task") as pool,
+    ):
+        in_flight: dict[Future, tuple[list[tuple[TaskItem, str]], list[Any]]] = {}
+        queue = iter(batches)
+        while True:
+            while len(in_flight) < config.concurrency and (batch := next(queue, None)) is not None:
+                requests = [_request(config, prep, i, a, out / "media") for i, a in batch]
+                in_flight[pool.submit(backend.generate, requests)] = (batch, requests)
+            if not in_flight:
+                break
+            finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for future in finished:
+                batch, requests = in_flight.pop(future)
+                completions = future.result()
                 if len(completions) != len(batch):
                     raise RuntimeError(
                         f"backend returned {len(completions)} completions for {len(batch)} requests"
                     )
                 for (item, arm), request, completion in zip(batch, requests, completions, strict=True):
-                    parsed = parse_answer(completion.text, letters=item.letters, options=item.options)
-                    samples.append(
-                        TaskSample(
-                            item_id=item.id,
-                            task=task.name,
-                            arm=arm,
-                            category=item.category,
-                            subcategory=item.subcategory,
-                            cluster_id=item.cluster_id,
-                            groups=dict(item.meta),
-                            k=item.k,
-                            answer=item.answer,
-                            prompt_hash=request_hash(request),
-                            template_version=templates[arm].version,
-                            raw_completion=completion.text,
-                            parsed_letter=parsed.letter,
-                            parse_status=parsed.status,
-                            parse_rule=parsed.rule,
-                            correct=parsed.letter is not None and parsed.letter == item.answer,
-                            error=completion.error,
-                            finish_reason=completion.finish_reason,
-                            latency_s=completion.latency_s,
-                        )
-                    )
+                    sample = _sample(prep, item, arm, request, completion)
+                    samples.append(sample)
                     answered += 1
-                if progress:
-                    print(f"\r{task.name}: {start + len(batch)}/{len(todo)}", end="", file=sys.stderr)
-        if progress and todo:
-            print(file=sys.stderr)
-        elapsed = time.perf_counter() - started
-        finalize_task(out)
-        return TaskRunSummary(
-            run_dir=str(out),
-            selected=len(items) * len(arms),
-            already_done=len(items) * len(arms) - len(todo),
-            answered=answered,
-            elapsed_s=elapsed,
-            data_problems=len(data.problems),
-        )
-    finally:
-        if owns_backend:
-            backend.close()
+                    guard.observe(item.id, arm, sample.error)
+            if progress:
+                print(f"\r{prep.task.name}: {answered}/{len(todo)}", end="", file=sys.stderr)
+    if progress and todo:
+        print(file=sys.stderr)
+    return answered
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -41,7 +41,8 @@ def test_data_validate_task(tmp_path: Path):
     assert aimo.returncode == 0, aimo.stdout + aimo.stderr
     root = _broken_wildscore(tmp_path)
     bad = _karma("data", "validate", "--task", "wildscore", str(root))
-    assert bad.returncode == 1 and f"{root / 'data.csv'}, row 3, field truth_letter: " in bad.stdout
+    assert bad.returncode == 2 and f"{root / 'data.csv'}, row 3, field truth_letter: " in bad.stdout
+    assert bad.stderr.startswith(f"error: {root / 'data.csv'}: 1 problem(s)")
     lenient = _karma("data", "validate", "--task", "wildscore", "--lenient", str(root))
     assert lenient.returncode == 0 and "valid items 7" in lenient.stdout
     unknown = _karma("data", "validate", "--task", "nope", str(root))
@@ -60,6 +61,7 @@ def test_eval_task_on_broken_data_is_one_line_exit_2(tmp_path: Path):
     assert done.returncode == 2, done.stderr
     assert f"{root / 'data.csv'}, row 3, field truth_letter" in done.stderr and "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
+    assert not (tmp_path / "run").exists()  # a refused run leaves no folder behind
 
 
 @pytest.mark.slow
