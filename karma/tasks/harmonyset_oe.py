@@ -131,7 +131,7 @@ class HarmonySetOeTask(Task):
                 clip = videos / f"{pair['youtube_id']}.mp4"
                 if self.need_videos and not clip.is_file():
                     problem = ItemProblem(
-                        file=str(json_path), row=index, field="video", reason=f"clip {clip} not found"
+                        file=str(json_path), row=index + 1, field="video", reason=f"clip {clip} not found"
                     )
                 else:
                     user = next((t["value"] for t in raw["conversations"] if t["from"] != "model"), "")

@@ -101,7 +101,7 @@ class TaskSample(BaseModel):
     """The model's text, unedited."""
     parsed_letter: str | None = None
     """Letter read from the completion; None when unparsed."""
-    parse_status: Literal["ok", "fallback", "none"] = "none"
+    parse_status: Literal["ok", "fallback", "content", "none"] = "none"
     """How the letter was read; ``none`` scores as wrong and counts as a parse failure."""
     parse_rule: str = ""
     """The parsing rule that decided."""
