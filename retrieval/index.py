@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.ann import IndexConfig, VectorSearch
-from retrieval.embed import Embedder
+from retrieval.embed import Embedder, embed_device
 from retrieval.graph_view import GraphView
 
 TEXT_VERSION = "3"
@@ -230,9 +230,12 @@ def cached_index(view: GraphView, embedder: Embedder, config: IndexConfig | None
     return load_or_build_index(view, embedder, folder, config)
 
 
-def index_summary(graph: object, model: str | None = None, build: bool = False) -> list[str]:
+def index_summary(
+    graph: object, model: str | None = None, build: bool = False, device: str | None = None
+) -> list[str]:
     """Lines describing the graph's cached retrieval index (``karma graph stats``): where it is, how
-    long it took to build, and its memory; with ``build`` it is built (and cached) when missing.
+    long it took to build, and its memory; with ``build`` it is built (and cached) when missing, its
+    texts embedded on ``device`` (``retrieval.embed.embed_device``).
 
     Memory counts the float32 vectors, the search structures (FAISS's serialised size) and the hybrid
     retriever's own arrays (sources, targets, strengths, the sparse spreading and incidence matrices).
@@ -241,7 +244,7 @@ def index_summary(graph: object, model: str | None = None, build: bool = False) 
 
     causal = as_causal_graph(graph)  # type: ignore[arg-type]
     view = GraphView.of(causal)
-    embedder = Embedder(model)
+    embedder = Embedder(model, device=embed_device(device))
     folder = default_index_dir(view.content_hash, embedder.model_id)
     index = GraphIndex.load(folder, view, embedder.model_id)
     if index is None and not build:

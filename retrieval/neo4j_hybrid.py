@@ -41,7 +41,7 @@ from graph.neo4j.schema import EDGE_PROPERTIES, GRAPH_LABEL, NODE_LABEL, RELATIO
 from graph.neo4j.vectors import GRAPH_NAME, NODE_VECTOR_INDEX, relationship_vector_index
 from retrieval.ann import SIM_DECIMALS
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
-from retrieval.embed import Embedder
+from retrieval.embed import Embedder, embed_device
 from retrieval.facts import make_fact
 from retrieval.hybrid import HybridConfig, edge_strength, events_from_deltas, pair_scores, top_candidates
 from retrieval.leakage import SplitLeakageError
@@ -182,7 +182,7 @@ class Neo4jHybridRetriever(Retriever):
         self._candidate_query = candidate_query(search == "exact")
         self.driver = driver
         self.database = database
-        self.embedder = embedder or Embedder()
+        self.embedder = embedder or Embedder(device=embed_device())
         self.config = config or HybridConfig()
         self.strict_split = strict_split
         self._owns_driver = owns_driver
@@ -449,22 +449,24 @@ def make_neo4j_hybrid(source: object, config: dict[str, object]) -> Neo4jHybridR
     """``get_retriever("neo4j-hybrid", source, **config)``: ``source`` is a Neo4jStore (its driver is
     used), None (connect with ``settings`` or the NEO4J_* environment), or the graph (folder,
     CausalGraph, GraphView) the database must hold. Config: HybridConfig fields, ``embedder`` or
-    ``model``, ``settings`` (a Neo4jSettings), ``driver``, ``strict_split``, ``search`` (``index``:
-    the native vector indexes, approximate; ``exact``: a full scan, as the in-memory exact scan)."""
+    ``model`` and ``device`` (``retrieval.embed.embed_device``), ``settings`` (a Neo4jSettings),
+    ``driver``, ``strict_split``, ``search`` (``index``: the native vector indexes, approximate;
+    ``exact``: a full scan, as the in-memory exact scan)."""
     from graph.neo4j.connection import Neo4jSettings, open_driver
     from retrieval.graph_view import GraphView
 
     strict_split = bool(config.pop("strict_split", False))
     embedder = config.pop("embedder", None)
     model = config.pop("model", None)
+    device = config.pop("device", None)
     settings = config.pop("settings", None)
     driver = config.pop("driver", None)
     search = str(config.pop("search", "index"))
     for unused in ("index_dir", "index_config"):
         config.pop(unused, None)
     if embedder is None:
-        embedder = Embedder(model)  # type: ignore[arg-type]
-    elif model is not None:
+        embedder = Embedder(model, device=embed_device(device))  # type: ignore[arg-type]
+    elif model is not None or device is not None:
         raise TypeError("pass either embedder or model, not both")
     expected = None
     if isinstance(source, GraphView):

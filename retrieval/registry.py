@@ -61,7 +61,7 @@ def get_retriever(
 
     Config keys are the fields of the retriever's config model (HybridConfig, KeywordConfig,
     PathsConfig); hybrid also takes ``embedder`` (an Embedder), ``model`` (a sentence-transformers name
-    or path), ``index_dir`` (where the vector index is kept; default: cached by graph hash under
+    or path), ``device`` (the embedding device setting, ``retrieval.embed.embed_device``), ``index_dir`` (where the vector index is kept; default: cached by graph hash under
     ``cache_dir("index")``, never in the graph folder; ``False``: in memory only) and ``index_config``
     (an IndexConfig). ``neo4j-hybrid`` runs the hybrid algorithm inside Neo4j (retrieval.neo4j_hybrid).
     Every retriever but ``none`` takes ``strict_split=True``: each query's video must have been excluded
@@ -114,17 +114,18 @@ def _make(
         from retrieval.paths_karma import KarmaPathsConfig, KarmaPathsRetriever
 
         return KarmaPathsRetriever(view, KarmaPathsConfig(**config))
-    from retrieval.embed import Embedder
+    from retrieval.embed import Embedder, embed_device
     from retrieval.hybrid import HybridConfig, HybridRetriever
 
     embedder = config.pop("embedder", None)
     model = config.pop("model", None)
+    device = config.pop("device", None)
     index_dir = config.pop("index_dir", None)
     index_config = config.pop("index_config", None)
     if embedder is None:
-        embedder = Embedder(model)  # type: ignore[arg-type]
-    elif model is not None:
-        raise TypeError("pass either embedder or model, not both")
+        embedder = Embedder(model, device=embed_device(device))  # type: ignore[arg-type]
+    elif model is not None or device is not None:
+        raise TypeError("pass either embedder or model/device, not both")
     if index_dir is None:  # cached by graph hash under the cache root, never in the graph folder
         from retrieval.index import default_index_dir
 

@@ -8,9 +8,11 @@ import typer
 
 from karma.cli.options import (
     BACKEND_OPT_HELP,
+    DEVICE_HELP,
     MODEL_HELP,
     backend_help,
     backend_options,
+    embed_device_option,
     key_values,
     output_format,
     retriever_help,
@@ -70,6 +72,7 @@ def ask(
         help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
     ),
     retriever: str = typer.Option("hybrid", "--retriever", help=retriever_help()),
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
     k: int = typer.Option(GEN.k, "--k", help="Facts to retrieve."),
     budget_tokens: int = typer.Option(
         GEN.budget_tokens, "--budget-tokens", help="Token budget of the graph block."
@@ -170,6 +173,7 @@ def ask(
         graph_dir=graph,
         min_support=min_support,
         retriever=retriever,
+        embed_device=device,
         k=k,
         budget_tokens=budget_tokens,
         template=template,

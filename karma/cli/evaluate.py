@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from karma.cli import tasks as task_cli
-from karma.cli.options import BACKEND_OPT_HELP, MODEL_HELP, backend_help, backend_options, retriever_help
+from karma.cli.options import (
+    BACKEND_OPT_HELP,
+    DEVICE_HELP,
+    MODEL_HELP,
+    backend_help,
+    backend_options,
+    embed_device_option,
+    retriever_help,
+)
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
@@ -33,6 +41,9 @@ def eval_command(
     model: Annotated[str | None, typer.Option("--model", help=MODEL_HELP)] = None,
     ckg: Annotated[str, typer.Option(help="Graph block: on, off, or both (the paired ablation).")] = "both",
     retriever: Annotated[str, typer.Option(help=retriever_help())] = "hybrid",
+    device: Annotated[
+        str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)
+    ] = None,
     k: Annotated[int, typer.Option(help="Facts retrieved per question.")] = GEN.k,
     budget_tokens: Annotated[int, typer.Option(help="Token budget of the graph block.")] = GEN.budget_tokens,
     types: Annotated[
@@ -206,6 +217,7 @@ def eval_command(
             model=model,
             arms=arms_from_ckg(ckg),
             retriever=retriever,
+            embed_device=device,
             k=k,
             budget_tokens=budget_tokens,
             template=template,

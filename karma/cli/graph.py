@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from karma.cli.errors import print_error
+from karma.cli.options import DEVICE_HELP, embed_device_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -206,6 +207,7 @@ def stats(
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="Embedding model of the index to report (default: packaged MiniLM)."
     ),
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
 ) -> None:
     """Counts of nodes and edges by kind, the thresholds used, the strongest causes edges, and the
     cached retrieval index: its build time and memory."""
@@ -241,7 +243,7 @@ def stats(
             )
     from retrieval.index import index_summary
 
-    for line in index_summary(graph, embed_model, build=index):
+    for line in index_summary(graph, embed_model, build=index, device=device):
         console.print(line, markup=False)
 
 

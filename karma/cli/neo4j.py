@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from karma.cli.errors import print_error
+from karma.cli.options import DEVICE_HELP, embed_device_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -200,6 +201,7 @@ def push(
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="Embedding model for --embeddings (default: packaged MiniLM)."
     ),
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
 ) -> None:
     """Push a graph into Neo4j (idempotent: the database ends up holding exactly this graph).
 
@@ -236,7 +238,7 @@ def push(
         f"{report.relationships_deleted} stale removed) in {report.seconds:.1f} s"
     )
     if embeddings:
-        from retrieval.embed import Embedder
+        from retrieval.embed import Embedder, embed_device
         from retrieval.neo4j_hybrid import push_embeddings
 
         try:
@@ -244,7 +246,9 @@ def push(
                 open_driver(settings) as driver,
                 console.status("embedding (cached by graph hash) and pushing vectors ..."),
             ):
-                vectors = push_embeddings(driver, graph, Embedder(embed_model), settings.database)
+                vectors = push_embeddings(
+                    driver, graph, Embedder(embed_model, device=embed_device(device)), settings.database
+                )
         except KarmaNeo4jError as exc:
             raise _fail(exc) from exc
         console.print(

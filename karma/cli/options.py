@@ -34,6 +34,25 @@ MODEL_HELP = (
 )
 
 
+DEVICE_HELP = (
+    "The embedding model's device: auto (cuda when torch sees a GPU, else cpu), cpu, cuda or cuda:N "
+    "(default: $KARMA_EMBED_DEVICE, else auto)."
+)
+"""``--device`` of karma eval, ask, retrieve, graph stats --index and neo4j push."""
+
+
+def embed_device_option(value: str | None) -> str | None:
+    """``--device`` callback: a usage error unless ``retrieval.embed.embed_device`` accepts the value."""
+    if value is None:
+        return None
+    from retrieval.embed import embed_device
+
+    try:
+        return embed_device(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--device") from None
+
+
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
     """Backend constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse."""
     return {key: json_or_text(text) for key, text in key_values(values, flag).items()}

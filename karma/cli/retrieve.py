@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from karma.cli.options import output_format, retriever_help
+from karma.cli.options import DEVICE_HELP, embed_device_option, output_format, retriever_help
 
 STYLES = ("lines", "table", "json")
 
@@ -49,6 +49,7 @@ def retrieve(
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
     ),
+    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
     strict_split: bool = typer.Option(
         False,
         "--strict-split",
@@ -82,6 +83,8 @@ def retrieve(
     except (FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     config: dict[str, object] = {"model": embed_model} if embed_model else {}
+    if device:
+        config["device"] = device
 
     if recall is not None:
         from retrieval.session import world_recall
@@ -114,7 +117,7 @@ def retrieve(
     else:
         raise _fail("give --question, or --qa with --transition and --question-index")
 
-    settings = dict(config) if retriever == "hybrid" else {}
+    settings = dict(config) if retriever in ("hybrid", "neo4j-hybrid") else {}
     if strict_split:
         settings["strict_split"] = True
     try:

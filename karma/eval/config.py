@@ -28,7 +28,7 @@ SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit", "shard
 # into config.json; a new server port, timeout or concurrency must not block a resume.
 EXECUTION_FIELDS: frozenset[str] = frozenset(
     {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options", "log_prompts"}
-    | {"max_error_rate", "allow_empty_graph", "model"}
+    | {"max_error_rate", "allow_empty_graph", "model", "embed_device"}
 )
 
 
@@ -101,6 +101,9 @@ class EvalConfig(GenerationSettings):
     1 never stops)."""
     allow_empty_graph: bool = False
     """Run the graph-on arm even when its graph has no edges (refused by default)."""
+    embed_device: str | None = None
+    """``--device``: the embedding model's device (auto, cpu, cuda, cuda:N); None: ``$KARMA_EMBED_DEVICE``,
+    else auto (``retrieval.embed.embed_device``). An execution field: a resume may change it."""
 
     @model_validator(mode="after")
     def _check(self) -> EvalConfig:
@@ -114,6 +117,10 @@ class EvalConfig(GenerationSettings):
             raise ValueError("graph_path is only used with graph_mode 'given'")
         if self.pipeline == "vlm" and not self.clips:
             raise ValueError("the vlm pipeline needs clips (a folder of per-video clip folders)")
+        if self.embed_device is not None:
+            from retrieval.embed import embed_device
+
+            embed_device(self.embed_device)  # ValueError naming the accepted values
         if self.model:
             from pipelines.model_registry import model_backend_options
 

@@ -167,6 +167,15 @@ class _Evaluation:
         self.count_tokens: Any = None  # the answering model's tokenizer, for the fact block's budget
 
     # -- components -----------------------------------------------------------------------------
+    def embedder(self) -> Any:
+        """The run's one embedding model (retrievers, graph reader, reply-option similarity), on the
+        device of ``config.embed_device`` (``retrieval.embed.embed_device``)."""
+        if self._embedder is None:
+            from retrieval.embed import Embedder, embed_device
+
+            self._embedder = Embedder(device=embed_device(self.config.embed_device))
+        return self._embedder
+
     def retriever(self, key: str) -> Any:
         if key not in self._retrievers:
             if self.config.retriever == "none":
@@ -174,11 +183,9 @@ class _Evaluation:
             else:
                 from pipelines.assembly import make_retriever
 
-                if self.config.retriever == "hybrid" and self._embedder is None:
+                if self.config.retriever == "hybrid":
                     # One embedding model shared by every fold's retriever (loaded once).
-                    from retrieval import Embedder
-
-                    self._embedder = Embedder()
+                    self.embedder()
                 self._retrievers[key] = make_retriever(
                     self.config.retriever, self.plan.graph(key), embedder=self._embedder
                 )
@@ -193,11 +200,7 @@ class _Evaluation:
 
     def option_similarity(self, reply: str, options: Any) -> list[float]:
         """Cosine similarity of a reply to each option text (the parser's option_similarity rule)."""
-        if self._embedder is None:
-            from retrieval import Embedder
-
-            self._embedder = Embedder()
-        vectors = self._embedder.encode([reply, *options])
+        vectors = self.embedder().encode([reply, *options])
         return [float(vectors[0] @ v) for v in vectors[1:]]
 
     def reader(self, key: str) -> Any:
@@ -205,11 +208,7 @@ class _Evaluation:
         if key not in self._readers:
             from pipelines.backends.ckg_reader import GraphReader
 
-            if self._embedder is None:
-                from retrieval import Embedder
-
-                self._embedder = Embedder()
-            self._readers[key] = GraphReader(self.plan.graph(key), self._embedder)
+            self._readers[key] = GraphReader(self.plan.graph(key), self.embedder())
         return self._readers[key]
 
     def frequent_letter(self, video_id: str) -> str:

@@ -78,9 +78,9 @@ class GraphReader:
 
         self.view = graph if isinstance(graph, GraphView) else GraphView.of(graph)
         if embedder is None:
-            from retrieval.embed import Embedder
+            from retrieval.embed import Embedder, embed_device
 
-            embedder = Embedder()
+            embedder = Embedder(device=embed_device())
         self.embedder = embedder
         # Events only: concept nodes ("loudness") name a variable, not a change an option can state.
         nodes = self.view.graph.nodes

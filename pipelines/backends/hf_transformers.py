@@ -72,6 +72,9 @@ class TransformersBackend(Backend):
             folder, dtype=getattr(torch, dtype), local_files_only=local_files_only
         ).to(device)
         self.model.eval()
+        self._live = live_weights(self.model)
+        """Device and dtype of the weights as loaded (``live_weights``): ``settings`` reads its dtype
+        from here, so a later move cannot change a cache key mid-run; ``runtime`` reads them again."""
         self._lock = threading.Lock()
         self._model_id: str | None = None
 
@@ -83,7 +86,20 @@ class TransformersBackend(Backend):
 
     @property
     def settings(self) -> dict[str, object]:
-        return {"backend": self.name, "model": self.model_id, "dtype": self.dtype}
+        """What decides answers: the model and the dtype its weights really hold (read from the loaded
+        model, the requested one unless the checkpoint kept another). Device and batch size are in
+        ``runtime``: they do not change an answer in principle, and ``settings`` is hashed into cache
+        keys and the run identity."""
+        return {"backend": self.name, "model": self.model_id, "dtype": self._live["dtype"] or self.dtype}
+
+    @property
+    def runtime(self) -> dict[str, object]:
+        """How the model runs here, read from the loaded model (run config only, never a cache key):
+        the device and dtype of its weights, the greedy batch size and torch's CPU threads."""
+        import torch
+
+        live = live_weights(self.model) if self.model is not None else self._live
+        return {**live, "batch_size": self.batch_size, "torch_threads": torch.get_num_threads()}
 
     def generate(self, requests: list[ChatRequest]) -> list[Completion]:
         if self.batch_size > 1:
@@ -192,6 +208,21 @@ class TransformersBackend(Backend):
 
     def close(self) -> None:
         self.model = None
+
+
+def live_weights(model: Any) -> dict[str, str | None]:
+    """The device and dtype a loaded torch model really holds its weights in: the device of its
+    first parameter (``cuda:0``, ``cpu``) and the floating dtype holding the most parameters
+    (``float32``, ``bfloat16``), so a few modules kept in float32 do not hide a bf16 model."""
+    device: str | None = None
+    counts: dict[str, int] = {}
+    for parameter in model.parameters():
+        if device is None:
+            device = str(parameter.device)
+        if parameter.is_floating_point():
+            name = str(parameter.dtype).removeprefix("torch.")
+            counts[name] = counts.get(name, 0) + parameter.numel()
+    return {"device": device, "dtype": max(counts, key=lambda k: counts[k]) if counts else None}
 
 
 class _ChoiceTrie:

@@ -233,7 +233,13 @@ class LlamaCppBackend(Backend):
                     total += logprob
                     greedy = greedy and top
                 scores.append(
-                    ContinuationScore(logprob=total, tokens=len(tokens), chars=len(text), greedy=greedy)
+                    ContinuationScore(
+                        logprob=total,
+                        tokens=len(tokens),
+                        chars=len(text),
+                        greedy=greedy,
+                        prompt_tokens=len(context),
+                    )
                 )
             llm.n_tokens = len(context)
             llm._ctx.kv_cache_seq_rm(-1, len(context), -1)

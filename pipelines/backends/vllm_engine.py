@@ -35,6 +35,18 @@ OMNI_BATCH = 256
 """Largest ``omni``-mode batch: decoded frames of 256 two-clip requests at 448 px are about 2 GiB."""
 
 
+def _read(config: Any, *path: str) -> object:
+    """``config.a.b`` as a JSON-friendly value (torch dtypes and devices as text), None when absent."""
+    value = config
+    for name in path:
+        value = getattr(value, name, None)
+        if value is None:
+            return None
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value).removeprefix("torch.")
+
+
 class VllmBackend(Backend):
     """A model served by an in-process vLLM engine."""
 
@@ -107,6 +119,24 @@ class VllmBackend(Backend):
                 if self.input_mode == "omni" else {}
             ),
         }  # fmt: skip
+
+    @property
+    def runtime(self) -> dict[str, object]:
+        """How the engine runs the model, read from the live engine (``LLM.llm_engine.vllm_config``;
+        run config only, never a cache key): device, dtype, the most sequences it schedules at once
+        (``max_num_seqs``, vLLM's batch size) and the tensor-parallel size; what an engine does not
+        report (an older vLLM, a test double) is left out. ``batch_cap``: the requests karma hands over
+        per call at most (None: every pending one)."""
+        config = getattr(getattr(self._engine, "llm_engine", None), "vllm_config", None)
+        read = {
+            "device": _read(config, "device_config", "device"),
+            "dtype": _read(config, "model_config", "dtype"),
+            "max_num_seqs": _read(config, "scheduler_config", "max_num_seqs"),
+            "tensor_parallel_size": _read(config, "parallel_config", "tensor_parallel_size"),
+        }
+        out: dict[str, object] = {k: v for k, v in read.items() if v is not None}
+        out["batch_cap"] = OMNI_BATCH if self.input_mode == "omni" else None
+        return out
 
     def preferred_batch_size(self, pending: int) -> int:
         """Requests per ``chat``/``generate`` call: every pending request of the run (or shard), so
