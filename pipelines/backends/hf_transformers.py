@@ -156,14 +156,14 @@ class TransformersBackend(Backend):
 
     # -- option scoring (answer modes letter / loglik; see pipelines.loglik) ------------------------
     def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
-        """Log-likelihood of each continuation after each request's chat prompt: one forward pass of
-        prompt + continuation per option, log-softmax over the continuation positions (lm-eval)."""
+        """Log-likelihood of each continuation after each request's chat prompt (lm-eval): the prompt
+        is read once and every option scored from its KV cache in one padded batch
+        (``pipelines.backends.hf_scoring``); equal to one forward pass per option within float
+        rounding."""
         return [self._score_one(r, list(c)) for r, c in zip(requests, continuations, strict=True)]
 
     def _score_one(self, request: ChatRequest, continuations: list[str]) -> list[Any]:
-        import torch
-
-        from pipelines.loglik import ContinuationScore, split_pair
+        from pipelines.backends.hf_scoring import shared_prefix_scores
 
         prompt = self.tokenizer.apply_chat_template(
             text_messages(request, self.name), add_generation_prompt=True, tokenize=False
@@ -172,22 +172,8 @@ class TransformersBackend(Backend):
         def tokenize(text: str) -> list[int]:
             return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-        scores = []
-        with self._lock, torch.inference_mode():
-            for text in continuations:
-                context, continuation = split_pair(tokenize, prompt, text)
-                ids = torch.tensor([context + continuation], device=self.device)
-                logits = self.model(input_ids=ids).logits[0, len(context) - 1 : -1].float()
-                logprobs = torch.log_softmax(logits, dim=-1)
-                target = torch.tensor(continuation, device=self.device)
-                picked = logprobs.gather(1, target[:, None])[:, 0]
-                greedy = bool((logprobs.argmax(dim=-1) == target).all())
-                scores.append(
-                    ContinuationScore(
-                        logprob=float(picked.sum()), tokens=len(continuation), chars=len(text), greedy=greedy
-                    )
-                )
-        return scores
+        with self._lock:
+            return shared_prefix_scores(self.model, tokenize, prompt, continuations, self.device)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's vocabulary (the fact block's budget unit)."""
