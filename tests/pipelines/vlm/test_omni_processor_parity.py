@@ -22,6 +22,7 @@ import pytest
 
 from pipelines.media import FrameSampling
 from pipelines.omni import SPECIAL_TOKENS, OmniInputBuilder, OmniSettings, processor_audio_kwargs
+from pipelines.tiny_models import byte_tokenizer
 from pipelines.vlm import VlmPipeline
 
 pytestmark = pytest.mark.slow
@@ -43,19 +44,10 @@ def parts():
 
 
 def offline_parts():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen2_5OmniThinkerConfig, WhisperFeatureExtractor
+    from transformers import Qwen2_5OmniThinkerConfig, WhisperFeatureExtractor
 
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    raw = Tokenizer(models.BPE(vocab={ch: i for i, ch in enumerate(alphabet)}, merges=[]))
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    raw.add_special_tokens([*SPECIAL_TOKENS.values(), "<|endoftext|>"])
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        extra_special_tokens={attr: SPECIAL_TOKENS[name] for attr, name in NAMED_TOKENS.items()},
+    tokenizer = byte_tokenizer(
+        extra_special_tokens={attr: SPECIAL_TOKENS[name] for attr, name in NAMED_TOKENS.items()}
     )
     config = Qwen2_5OmniThinkerConfig(
         vision_config={"patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "depth": 1}

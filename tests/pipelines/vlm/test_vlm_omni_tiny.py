@@ -1,7 +1,7 @@
 """The VLM pipeline through a tiny, randomly initialised Qwen2.5-Omni thinker built offline.
 
 Real parts: the thinker architecture from transformers (``Qwen2_5OmniThinkerConfig``, tiny sizes,
-random weights: no checkpoint is reachable offline), Whisper log-mel features, a real byte-level BPE
+random weights: no checkpoint is reachable offline; built by ``pipelines.tiny_models``), Whisper log-mel features, a real byte-level BPE
 tokenizer with the Omni special tokens, real mp4 clips, decord frames and PyAV audio. The answers
 are noise; the test is that the request's clips reach the model as the right tensors and that
 generation runs through the vision and audio towers.
@@ -16,78 +16,15 @@ import pytest
 
 from pipelines.media import FrameSampling, sample_frames
 from pipelines.omni import SPECIAL_TOKENS, QwenOmniBackend, audio_token_count, omni_conversation
+from pipelines.tiny_models import tiny_omni_thinker, tower_calls
 from pipelines.vlm import VlmPipeline
 
 pytestmark = pytest.mark.slow
 
 
-def _tokenizer():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    tok = Tokenizer(models.BPE(vocab={ch: i for i, ch in enumerate(alphabet)}, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens([*SPECIAL_TOKENS.values(), "<|endoftext|>"])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-
-
 @pytest.fixture(scope="module")
 def tiny_thinker():
-    import torch
-    from transformers import (
-        Qwen2_5OmniThinkerConfig,
-        Qwen2_5OmniThinkerForConditionalGeneration,
-        WhisperFeatureExtractor,
-    )
-
-    tokenizer = _tokenizer()
-    ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in SPECIAL_TOKENS.items()}
-    config = Qwen2_5OmniThinkerConfig(
-        text_config={
-            "vocab_size": len(tokenizer),
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-        },
-        vision_config={
-            "depth": 1,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": 64,
-            "patch_size": 14,
-            "spatial_merge_size": 2,
-            "temporal_patch_size": 2,
-            "window_size": 56,
-            "fullatt_block_indexes": [0],
-        },
-        audio_config={
-            "d_model": 32,
-            "encoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "encoder_ffn_dim": 64,
-            "output_dim": 64,
-            "num_mel_bins": 128,
-            "max_source_positions": 1500,
-            "n_window": 100,
-        },
-        audio_token_index=ids["audio"],
-        image_token_index=ids["image"],
-        video_token_index=ids["video"],
-        audio_start_token_id=ids["audio_bos"],
-        audio_end_token_id=ids["audio_eos"],
-    )
-    config.vision_start_token_id = ids["vision_bos"]
-    config.vision_end_token_id = ids["vision_eos"]
-    torch.manual_seed(0)
-    model = Qwen2_5OmniThinkerForConditionalGeneration(config)
-    return model, tokenizer, WhisperFeatureExtractor(feature_size=128, sampling_rate=16_000)
+    return tiny_omni_thinker()
 
 
 def _backend(tiny_thinker, **options) -> QwenOmniBackend:
@@ -127,20 +64,8 @@ def test_predictive_clips_reach_the_thinker_with_silenced_audio_and_same_frames(
     assert inputs["pixel_values_videos"].shape == (int(grids.prod(dim=1).sum()), 3 * 2 * 14 * 14)
     assert inputs["use_audio_in_video"] is True
 
-    model = tiny_thinker[0]
-    seen = {"visual": 0, "audio_tower": 0}
-    hooks = [
-        # the towers sit on the thinker (transformers <= 5.20) or on its inner model (later)
-        (getattr(model, name, None) or getattr(model.model, name)).register_forward_hook(
-            lambda *_, name=name: seen.__setitem__(name, seen[name] + 1)
-        )
-        for name in seen
-    ]
-    try:
+    with tower_calls(tiny_thinker[0]) as seen:
         (record,) = pipeline.answer([prepared])
-    finally:
-        for hook in hooks:
-            hook.remove()
     assert record.error is None, record.error
     assert record.completion_tokens and record.completion_tokens > 0
     assert record.prompt_tokens == len(ids)
