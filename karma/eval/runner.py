@@ -223,7 +223,7 @@ class _Evaluation:
 
     def baseline_record(self, transition: Transition, question: Question) -> BaselineRecord:
         from karma.baselines import longest_option, word_overlap_option
-        from pipelines.answering import build_retrieval_query
+        from pipelines.answering import CONCEPT_RELATIONS, build_retrieval_query, retrieve_without
 
         key = self.plan.key_for(transition.video_id)
         retriever = self.retriever(key)
@@ -232,7 +232,9 @@ class _Evaluation:
             query = build_retrieval_query(
                 transition, question, self.dataset.features.get(transition.video_id), retriever
             )
-            facts = retriever.retrieve(query, k=self.config.k).facts
+            # The facts the graph-on prompt retrieves (concept links skipped unless shown).
+            skip = frozenset() if self.config.concept_facts else CONCEPT_RELATIONS
+            facts = retrieve_without(retriever, query, self.config.k, skip).facts
         picks = {
             "most_frequent_letter": [self.frequent_letter(transition.video_id)],
             "longest_option": [longest_option(question)],
