@@ -129,6 +129,7 @@ class HybridRetriever(Retriever):
         if index_dir is not None and self.embedder.disk_cache is None:
             self.embedder.disk_cache = Path(index_dir) / "query_vectors"
         self.index = index or load_or_build_index(view, self.embedder, index_dir, index_config)
+        self.index.bind(self.embedder)  # questions embedded by the index's route (exact or static)
         if self.index.content_hash != view.content_hash:
             raise ValueError(
                 f"index was built for graph {self.index.content_hash}, not for this graph {view.content_hash}"
