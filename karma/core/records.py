@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 OptionLetter = Literal["a", "b", "c", "d"]
 OPTION_LETTERS: tuple[str, ...] = ("a", "b", "c", "d")
@@ -198,12 +198,23 @@ def transition_id(video_id: str, index: int) -> str:
     return f"{video_id}/t{index:03d}"
 
 
+def _refuse_bool(value: object) -> object:
+    """JSON ``true``/``false`` is not a number (pydantic would read it as 1.0/0.0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean, not a number")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_refuse_bool)]
+"""A float field that refuses booleans and still accepts ints and floats (as before)."""
+
+
 class LabelScore(BaseModel):
     """A tagger output: a label with its confidence (published files may give neither score nor count)."""
 
     label: str
     """Label text (mood, object class or action)."""
-    score: float | None = None
+    score: Number | None = None
     """Confidence in [0, 1]; None when the file gave none (list order then ranks the labels)."""
     count: int | None = None
     """How many instances were detected (object files written as label -> count); None otherwise."""
@@ -214,17 +225,17 @@ class SceneFeatures(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    brightness: float | None = Field(default=None, alias=KEY_BRIGHTNESS)
+    brightness: Number | None = Field(default=None, alias=KEY_BRIGHTNESS)
     """Mean luma of sampled frames (karma: 0-255)."""
-    total_visual_intensity: float | None = Field(default=None, alias=KEY_VISUAL_INTENSITY)
+    total_visual_intensity: Number | None = Field(default=None, alias=KEY_VISUAL_INTENSITY)
     """Combined visual energy (karma: see the extractor docs)."""
-    motion: float | None = Field(default=None, alias=KEY_MOTION)
+    motion: Number | None = Field(default=None, alias=KEY_MOTION)
     """Mean absolute frame difference between sampled frames."""
-    saturation: float | None = Field(default=None, alias=KEY_SATURATION)
+    saturation: Number | None = Field(default=None, alias=KEY_SATURATION)
     """Mean HSV saturation of sampled frames."""
-    contrast: float | None = Field(default=None, alias=KEY_CONTRAST)
+    contrast: Number | None = Field(default=None, alias=KEY_CONTRAST)
     """Standard deviation of luma."""
-    loudness_db: float | None = Field(default=None, alias=KEY_LOUDNESS)
+    loudness_db: Number | None = Field(default=None, alias=KEY_LOUDNESS)
     """Average loudness in dB."""
     key: str | None = Field(default=None, alias=KEY_KEY)
     """Estimated key, e.g. ``A minor``."""

@@ -2,7 +2,8 @@
 
 The limits (documented in docs/reliability.md):
 
-* **feature values**: a numeric scene feature must be finite and inside the valid range of
+* **feature values**: a numeric scene feature must be a number (JSON ``true``/``false`` is refused,
+  not read as 1/0), finite and inside the valid range of
   :data:`karma.core.features.FEATURES` (brightness 0..255, tempo 0..400 BPM, ...); a tagger score
   must be finite and inside its feature's score range. ``NaN``, ``Infinity`` and ``1e308`` are
   refused, so ``karma graph build`` never computes statistics from them;
@@ -56,6 +57,8 @@ def feature_value_problem(key: str, value: object) -> str | None:
     spec = feature_spec(key)
     if spec is None or spec.kind is not FeatureKind.number:
         return None
+    if isinstance(value, bool):
+        return f"value {str(value).lower()} is a boolean, not a number"
     number = _number(value)
     if number is None:
         return None  # a wrong type is the record validator's to report
@@ -69,8 +72,12 @@ def feature_value_problem(key: str, value: object) -> str | None:
 def score_problem(key: str, score: object) -> str | None:
     """Why a tagger score of a labels/objects feature is impossible, else None."""
     spec = feature_spec(key)
+    if spec is None or spec.kind not in (FeatureKind.labels, FeatureKind.objects):
+        return None
+    if isinstance(score, bool):
+        return f"score {str(score).lower()} is a boolean, not a number"
     number = _number(score)
-    if spec is None or number is None or spec.kind not in (FeatureKind.labels, FeatureKind.objects):
+    if number is None:
         return None
     if not math.isfinite(number):
         return f"score {score!r} is not a finite number"

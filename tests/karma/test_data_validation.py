@@ -44,6 +44,8 @@ def _set_feature(path: Path, scene: str, key: str, text_value: str) -> None:
         ("Average Loudness (dB)", "-1e308", "outside the valid range"),
         ("Brightness", "1e308", "outside the valid range 0..255"),
         ("Brightness", "-3", "outside the valid range 0..255"),
+        ("Brightness", "true", "boolean, not a number"),
+        ("Brightness", "false", "boolean, not a number"),
     ],
 )
 def test_impossible_feature_values_are_errors(tmp_path: Path, key: str, text_value: str, reason: str) -> None:
@@ -106,3 +108,33 @@ def test_deep_nesting_is_refused_without_recursion_error(tmp_path: Path, depth: 
 def test_the_published_sample_passes_every_check() -> None:
     dataset = load_dataset(SAMPLE)
     assert dataset.transitions and not dataset.errors
+
+
+def test_records_refuse_booleans_where_numbers_are_meant() -> None:
+    # pydantic's lax float reads true as 1.0; the records refuse it and still take ints and floats.
+    from pydantic import ValidationError
+
+    from karma.core.records import LabelScore, SceneFeatures
+
+    for bad in ({"Brightness": True}, {"Motion": False}, {"Moods": [{"label": "calm", "score": True}]}):
+        with pytest.raises(ValidationError, match="boolean, not a number"):
+            SceneFeatures.model_validate(bad)
+    with pytest.raises(ValidationError, match="boolean"):
+        LabelScore(label="calm", score=True)  # type: ignore[arg-type]
+    scene = SceneFeatures.model_validate(
+        {"Brightness": 120, "Motion": 2.5, "Moods": [{"label": "calm", "score": 1}]}
+    )
+    assert scene.brightness == 120.0 and scene.motion == 2.5 and scene.moods and scene.moods[0].score == 1.0
+
+
+def test_boolean_tagger_score_is_an_error(tmp_path: Path) -> None:
+    _, features = _copy(tmp_path)
+    _set_feature(features, "scene_002", "Moods", '[{"label": "calm", "score": true}]')
+    with pytest.raises(DataValidationError) as caught:
+        load_dataset(tmp_path)
+    assert "scene scene_002" in str(caught.value) and "Moods" in str(caught.value)
+    lenient = load_dataset(tmp_path, lenient=True)
+    warning = [p for p in lenient.problems if p.field == "Moods" and p.scene == "scene_002"]
+    assert warning and "boolean, not a number" in warning[0].reason and "dropped" in warning[0].reason
+    assert lenient.features[VIDEO].scenes["scene_002"].moods is None
+    assert lenient.features[VIDEO].scenes["scene_001"].brightness is not None  # the rest kept
