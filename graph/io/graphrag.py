@@ -20,6 +20,7 @@ titles and descriptions.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 import warnings
 from collections import Counter
@@ -31,6 +32,7 @@ import pyarrow.parquet as pq
 
 from graph.model import CausalGraph, CkgEdge, CkgNode, EdgeRelation, NodeKind
 from karma.core.atomic import atomic_path
+from karma.core.errors import InputError
 
 ENTITIES_FILE = "entities.parquet"
 RELATIONSHIPS_FILE = "relationships.parquet"
@@ -154,7 +156,11 @@ def write_graphrag(graph: CausalGraph, directory: str | Path) -> tuple[Path, Pat
         },
         schema=ENTITY_SCHEMA,
     )
-    metadata = {BUILD_CONFIG_META: json.dumps(graph.build_config, sort_keys=True, default=str).encode()}
+    metadata = {
+        BUILD_CONFIG_META: json.dumps(
+            graph.build_config, sort_keys=True, default=str, allow_nan=False
+        ).encode()
+    }
     entities = entities.replace_schema_metadata(metadata)
     edges = [graph.edges[k] for k in edge_ids]
     relationships = pa.table(
@@ -213,13 +219,22 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def _number(value: Any, kind: type, path: Path, row: int, column: str) -> Any:
+def _number(value: Any, kind: type, path: Path, row: int, column: str, *, non_negative: bool = False) -> Any:
+    """A table cell as ``kind``; NaN, infinities (and negatives where ``non_negative``) are refused."""
     if value is None:
         return kind(0)
+    where = f"{path}: row {row}, column {column!r}"
     try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{path}: row {row}, column {column!r}: not a number: {value!r}") from None
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{where}: {value!r} is not a finite number") from None
+        raise InputError(f"{where}: not a number: {value!r}") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise InputError(f"{where}: {value!r} is not a finite number")
+    if non_negative and number < 0:
+        raise InputError(f"{where}: {value!r} is negative; {column} must be 0 or more")
+    return number
 
 
 def read_graphrag(
@@ -228,7 +243,8 @@ def read_graphrag(
     """Load GraphRAG-shaped tables (karma's or GraphRAG's own) into a CausalGraph.
 
     Relationship endpoints may be entity titles (GraphRAG's form) or entity ids; every relationship
-    row becomes an edge, and an endpoint that matches no entity is an error naming file, row and field.
+    row becomes an edge, and an endpoint that matches no entity is an error naming file, row and field;
+    so is a number that is NaN or infinite, or a negative relationship ``weight`` (:class:`InputError`).
     Loose tables are read with a warning each (appended to ``report`` when given, else issued as
     :class:`GraphImportWarning`): no ``title`` column (``name``, then ``id`` is the title), and rows
     repeating a title (merged into the first row's node).
@@ -343,7 +359,7 @@ def read_graphrag(
             confidence=_number(rec.get("confidence"), float, relationships_path, row, "confidence"),
             lift=_number(rec.get("lift"), float, relationships_path, row, "lift"),
             precedence=_number(rec.get("precedence"), float, relationships_path, row, "precedence"),
-            weight=_number(rec.get("weight"), float, relationships_path, row, "weight"),
+            weight=_number(rec.get("weight"), float, relationships_path, row, "weight", non_negative=True),
             evidence=_strings(rec.get("text_unit_ids")),
             source_questions=_strings(rec.get("source_questions")),
             description=_text(rec.get("description")),

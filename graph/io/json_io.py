@@ -17,7 +17,11 @@ def write_json(graph: CausalGraph, path: str | Path) -> Path:
     """Write the graph as JSON (keys in id order, so equal graphs give identical files)."""
     path = Path(path)
     payload = graph.model_dump(mode="json")
-    atomic_write_text(path, json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
+    try:  # NaN / Infinity are not JSON: refused rather than written as tokens other readers reject
+        text = json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{path}: the graph holds a non-finite number ({exc}); not written") from None
+    atomic_write_text(path, text + "\n")
     return path
 
 

@@ -149,3 +149,52 @@ def test_imported_descriptions_reach_the_prompt_block(tmp_path: Path, retriever:
     block = serialize_facts(result, budget_tokens=None)
     for description in PLAIN_RELATIONSHIPS["description"]:
         assert block.count(description) == 1, block
+
+
+@pytest.mark.parametrize(
+    ("weight", "reason"),
+    [
+        (float("nan"), "nan is not a finite number"),
+        (float("inf"), "inf is not a finite number"),
+        (float("-inf"), "-inf is not a finite number"),
+        (-5.0, "-5.0 is negative"),
+    ],
+)
+def test_non_finite_or_negative_weights_are_refused_naming_file_row_and_field(
+    tmp_path: Path, weight: float, reason: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from karma.cli.main import app
+    from karma.core.errors import InputError
+
+    relationships = {**PLAIN_RELATIONSHIPS, "weight": [7.0, weight]}
+    entities_path, relationships_path = write_tables(tmp_path / "in", PLAIN_ENTITIES, relationships)
+    with pytest.raises(InputError) as caught:
+        read_graphrag(entities_path, relationships_path)
+    message = str(caught.value)
+    assert str(relationships_path) in message and "row 1" in message and "'weight'" in message
+    assert reason in message
+    result = CliRunner().invoke(app, ["graph", "import", str(tmp_path / "in"), "--out", str(tmp_path / "g")])
+    assert result.exit_code == 2, result.output
+    assert "error" in result.output and "row 1" in result.output and "weight" in result.output
+    assert not (tmp_path / "g").exists()  # nothing written, no Infinity token anywhere
+
+
+def test_infinite_support_or_frequency_is_an_input_error(tmp_path: Path) -> None:
+    from karma.core.errors import InputError
+
+    relationships = {**PLAIN_RELATIONSHIPS, "support": [1.0, float("inf")]}
+    with pytest.raises(InputError, match=r"row 1, column 'support': inf is not a finite number"):
+        read_graphrag(*write_tables(tmp_path / "in", PLAIN_ENTITIES, relationships))
+
+
+def test_graph_json_never_holds_infinity_tokens(tmp_path: Path) -> None:
+    from graph.io.json_io import write_json
+
+    graph = read_graphrag(*write_tables(tmp_path / "in", PLAIN_ENTITIES, PLAIN_RELATIONSHIPS))
+    edge_id = sorted(graph.edges)[0]
+    graph.edges[edge_id] = graph.edges[edge_id].model_copy(update={"weight": float("inf")})
+    with pytest.raises(ValueError, match="non-finite number"):
+        write_json(graph, tmp_path / "graph.json")
+    assert not (tmp_path / "graph.json").exists()
