@@ -73,3 +73,67 @@ def test_directory_swap_replaces_all_files_at_once(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["a"]
     assert (target / "a").read_text() == "v2"
     assert [p.name for p in tmp_path.iterdir()] == ["g"]
+
+
+def _dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # reaped: the pid names no process now
+    return pid
+
+
+def _temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if atomic.is_temporary(p))
+
+
+def test_next_writer_removes_the_temporary_of_a_writer_killed_by_sigkill(tmp_path: Path) -> None:
+    target = tmp_path / "index.bin"
+    target.write_bytes(b"old")
+    assert _fork_and_write(target, b"new" * 1000, "atomic.before_rename") == signal.SIGKILL
+    assert len(_temporaries(tmp_path)) == 1
+    atomic.atomic_write_bytes(target, b"next")
+    assert target.read_bytes() == b"next"
+    assert _temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "writer", ["atomic_path", "atomic_write_text", "atomic_write_json", "temporary_path"]
+)
+def test_every_writer_removes_dead_leftovers_of_its_own_target_only(tmp_path: Path, writer: str) -> None:
+    dead = _dead_pid()
+    target = tmp_path / "results.json"
+    leftovers = [
+        f".results.tmp-{dead}-0a1b2c3d.json",  # a killed writer of this target: removed
+        f".results.tmp-new-{dead}-0a1b2c3d.json",
+    ]
+    kept = [
+        f".results.tmp-{os.getppid()}-0a1b2c3d.json",  # a live writer's temporary: kept
+        f".results.tmp-{dead}-0a1b2c3d.csv",  # results.csv's leftover, not results.json's
+        f".results.v2.tmp-{dead}-0a1b2c3d.json",  # results.v2.json's
+    ]
+    for name in leftovers + kept:
+        (tmp_path / name).write_text("half")
+    if writer == "atomic_path":
+        with atomic.atomic_path(target) as tmp:
+            tmp.write_text("{}")
+    elif writer == "atomic_write_text":
+        atomic.atomic_write_text(target, "{}")
+    elif writer == "atomic_write_json":
+        atomic.atomic_write_json(target, {})
+    else:  # a streaming writer (Mp4Writer): temporary_path, then publish
+        tmp = atomic.temporary_path(target)
+        tmp.write_text("{}")
+        atomic.publish(tmp, target)
+    assert _temporaries(tmp_path) == sorted(kept)
+    assert target.read_text().strip() == "{}"
+
+
+def test_directory_writer_removes_a_dead_staging_folder(tmp_path: Path) -> None:
+    dead = _dead_pid()
+    stale = tmp_path / f".g.tmp-new-{dead}-0a1b2c3d"
+    stale.mkdir()
+    (stale / "a").write_text("half")
+    with atomic.atomic_directory(tmp_path / "g") as staging:
+        (staging / "a").write_text("v1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
