@@ -196,33 +196,23 @@ def tiny_transition(qtype: str) -> Any:
 
 def write_clip(path: Path, *, tone_hz: float, shade: int, seconds: float = 1.0) -> Path:
     """``seconds`` of H.264 video (a moving bar over a tinted background, 12 fps, 96 x 64) with an
-    AAC stereo tone."""
-    import av
+    AAC stereo tone, written through karma's one media writer (``karma.core.media_write``)."""
     import numpy as np
+
+    from karma.core.media_write import Mp4Writer
 
     width, height = CLIP_SIZE
     frames = max(1, round(seconds * CLIP_FPS))
     path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), "w") as out:
-        video = out.add_stream("libx264", rate=CLIP_FPS)
-        video.width, video.height, video.pix_fmt = width, height, "yuv420p"
-        video.options = {"preset": "ultrafast"}
-        audio = out.add_stream("aac", rate=TONE_RATE, layout="stereo")
+    with Mp4Writer(path) as out:
+        out.add_video(CLIP_FPS, width, height, options={"preset": "ultrafast"})
+        out.add_audio(TONE_RATE, "stereo")
         for i in range(frames):
             image = np.full((height, width, 3), shade, np.uint8)
             image[:, : (i % CLIP_FRAMES + 1) * width // CLIP_FRAMES, 1] = 220
-            for packet in video.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
-                out.mux(packet)
-        for packet in video.encode(None):
-            out.mux(packet)
+            out.write_frame(image)
         total = frames * TONE_RATE // CLIP_FPS
         tone = (0.5 * np.sin(2 * np.pi * tone_hz * np.arange(total) / TONE_RATE)).astype(np.float32)
         for start in range(0, total, 1024):
-            chunk = np.ascontiguousarray(np.stack([tone[start : start + 1024]] * 2))
-            frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="stereo")
-            frame.sample_rate, frame.pts = TONE_RATE, start
-            for packet in audio.encode(frame):
-                out.mux(packet)
-        for packet in audio.encode(None):
-            out.mux(packet)
+            out.write_audio(np.stack([tone[start : start + 1024]] * 2))
     return path
