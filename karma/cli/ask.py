@@ -19,6 +19,11 @@ from karma.cli.options import (
 )
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
+ASK_DEFAULT_ANSWER_MODE = "loglik"
+"""``karma ask``'s answer mode when none is given: on the sample data, graph on, SmolLM2, the first 60
+questions: generate 11.7 % (35 unparsed), generate with --constrain-choices 21.7 %, letter 20.0 %,
+loglik 33.3 % (docs/evaluation.md, issue 30 item 7). ``karma eval`` keeps generate as its default."""
+
 
 def ask(
     question: str | None = typer.Option(
@@ -95,10 +100,12 @@ def ask(
     constrained: bool = typer.Option(
         False, "--constrained/--free", hidden=True, help="Deprecated: --constrain-choices."
     ),
-    answer_mode: str = typer.Option(
-        "generate",
+    answer_mode: str | None = typer.Option(
+        None,
         "--answer-mode",
-        help="generate (parse the reply), letter (score each letter) or loglik (score each option's text).",
+        help="generate (parse the reply), letter (score each letter) or loglik (score each option's text). "
+        "Default: loglik, the most accurate of the three with the embedded model on the sample data "
+        "(docs/evaluation.md); generate when --constrain-choices is given.",
     ),
     score_pick: str = typer.Option(
         GEN.score_pick,
@@ -148,6 +155,8 @@ def ask(
     fmt = output_format(fmt, as_json)
     if pipeline not in ("llm", "vlm"):
         raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
+    if answer_mode is None:
+        answer_mode = "generate" if constrain_choices or constrained else ASK_DEFAULT_ANSWER_MODE
     if answer_mode not in ("generate", "letter", "loglik"):
         raise typer.BadParameter("choose generate, letter or loglik", param_hint="--answer-mode")
     if score_pick not in ("acc_norm", "acc", "mutual_info"):
