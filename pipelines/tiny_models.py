@@ -175,7 +175,7 @@ def tower_calls(model: Any) -> Iterator[dict[str, int]]:
 def tiny_transition(qtype: str) -> Any:
     """One transition of video ``vidV`` (scene_001.mp4 -> scene_002.mp4, one second each) with one
     multiple-choice question of type ``qtype``."""
-    from karma.records import Question, SceneRef, Transition
+    from karma.core.records import Question, SceneRef, Transition
 
     return Transition(
         video_id="vidV",
