@@ -1,30 +1,25 @@
-"""``KEY=VALUE`` command-line options shared by several commands (``karma ask``, ``karma eval``)."""
+"""``KEY=VALUE`` command-line options shared by several commands (``karma ask``, ``karma eval``).
+
+The parsing lives in :mod:`karma.core.keyvalue` (library code uses it too); here a malformed item
+becomes typer's usage error naming the flag.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
 
+from karma.core import keyvalue
+from karma.core.keyvalue import json_or_text
+
 
 def key_values(values: list[str], flag: str, *, lower_keys: bool = False) -> dict[str, str]:
     """``["k=v", ...]`` as a dict; a value without ``=`` or with an empty key is a usage error naming ``flag``."""
-    out: dict[str, str] = {}
-    for value in values:
-        key, sep, text = value.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=flag)
-        out[key.strip().lower() if lower_keys else key.strip()] = text
-    return out
-
-
-def json_or_text(text: str) -> Any:
-    """Numbers, booleans and JSON lists/objects decoded; anything else stays text."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        return keyvalue.key_values(values, flag, lower_keys=lower_keys)
+    except keyvalue.KeyValueError as exc:
+        raise typer.BadParameter(exc.detail, param_hint=exc.flag) from None
 
 
 MODEL_HELP = (

@@ -7,8 +7,8 @@ import json
 
 
 def main(argv: list[str] | None = None) -> int:
-    from karma.cli.options import backend_options
     from karma.core.errors import KarmaError
+    from karma.core.keyvalue import backend_options
     from karma.tasks.harmonyset_oe import judge_run
     from pipelines.backends import get_backend
 

@@ -5,6 +5,8 @@
 - ``karma.data`` (loading and validation) imports from karma only ``karma.core`` and ``karma.data``.
 - ``graph``, ``retrieval`` and ``pipelines`` import from karma only ``karma.core`` and ``karma.data``:
   never ``karma.cli``, ``karma.eval`` or ``karma.synth`` (nor the re-export shims at the old paths).
+- Nothing of karma's outside ``karma.cli`` imports ``karma.cli`` (the command line is the top floor:
+  the library works without it).
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def violations(source: str, me: str, is_package: bool = False, where: str = "") 
         elif _under(me, ("graph", "retrieval", "pipelines")):
             allowed = not _under(module, ("karma",)) or _under(module, GROUND)
         else:
-            allowed = True
+            allowed = _under(me, ("karma.cli",)) or not _under(module, ("karma.cli",))
         if not allowed and module != "karma":
             bad.append(f"{where or me}:{line}: {me} imports {module}")
     return bad
@@ -111,6 +113,14 @@ def test_the_checker_catches_the_ground_floor_reaching_up() -> None:
     assert violations("from karma.eval.cache import cache_key\n", "karma.data.probe")
     assert violations("from ..eval import runner\n", "karma.data.probe")  # relative, resolved
     assert violations("from karma.core.hashing import canonical_hash\n", "karma.data.probe") == []
+
+
+def test_the_checker_catches_library_code_reaching_for_the_cli() -> None:
+    # karma.tasks.judge once read its --backend-opt list through karma.cli.options.
+    assert violations("def main():\n    from karma.cli.options import backend_options\n", "karma.tasks.judge")
+    assert violations("from karma import cli\n", "karma.eval.probe")
+    assert violations("from karma.cli.options import key_values\n", "karma.cli.probe") == []
+    assert violations("from karma.core.keyvalue import key_values\n", "karma.tasks.judge") == []
 
 
 def test_the_ground_floor_may_import_itself() -> None:
