@@ -25,7 +25,12 @@ def validate(
     task: str | None = typer.Option(
         None, "--task", help="Validate another registered task's files (see docs/tasks.md)."
     ),
-    task_opt: list[str] | None = typer.Option(None, "--task-opt", help="Task option KEY=VALUE (repeatable)."),
+    task_opt: list[str] | None = typer.Option(
+        None,
+        "--task-opt",
+        "-T",
+        help="An option of the task itself, KEY=VALUE (repeatable; `karma tasks show NAME` lists them).",
+    ),
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.
 

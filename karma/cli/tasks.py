@@ -9,18 +9,22 @@ from typing import Any
 
 import typer
 
-from karma.cli.options import backend_options
+from karma.cli.options import backend_options, key_values
 
 
 def _task_help() -> str:
-    from karma.tasks import TASKS
+    from karma.tasks import DEFAULT_TASK, TASKS
 
-    return f"Registered task ({', '.join(TASKS.names())}); see docs/tasks.md."
+    names = [f"{n} (default)" if n == DEFAULT_TASK else n for n in TASKS.names()]
+    return f"Registered task: {', '.join(names)}; `karma tasks list` describes them, docs/tasks.md."
 
 
 TASK_HELP = _task_help()
 ARMS_HELP = "Task arms to run, comma-separated (default: all of the task's arms, e.g. image,text_only)."
-TASK_OPT_HELP = "Task option KEY=VALUE (repeatable), e.g. --task-opt image_as=video."
+TASK_OPT_HELP = (
+    "An option of the task itself, KEY=VALUE (repeatable), checked against the options the task takes "
+    "(`karma tasks show NAME`; an unknown one is refused), e.g. -T need_images=false."
+)
 
 _RUN = {"data", "out", "lenient", "task", "progress"}
 _MODEL = {"backend", "backend_opt", "model", "max_tokens", "temperature", "seed", "limit", "max_error_rate",
@@ -37,13 +41,41 @@ ONLY_VALUE = {"answer_mode": "generate", "executor": "local"}
 
 
 def is_other_task(task: str | None) -> bool:
-    """True when ``task`` names a task other than Karma-MV (which keeps karma eval's own path)."""
+    """True when ``task`` names a task other than Karma-MV (which keeps karma eval's own path).
+
+    Karma-MV takes no task options: ``-T`` items given to the running command (its ``task_opt``
+    parameter) are refused here, before its own path starts, rather than dropped there.
+    """
     from karma.tasks import DEFAULT_TASK, TASKS
 
-    if task is None:
-        return False
-    TASKS.entry(task)  # unknown name: InputError listing the registered ones
-    return task != DEFAULT_TASK
+    if task is not None:
+        TASKS.entry(task)  # unknown name: InputError listing the registered ones
+    if task is not None and task != DEFAULT_TASK:
+        return True
+    given = _context_task_opt()
+    if given:
+        task_options(DEFAULT_TASK, given)
+    return False
+
+
+def _context_task_opt() -> list[str]:
+    """The ``task_opt`` items of the running command ([] outside a command or without the option)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover
+        from click import get_current_context  # type: ignore[no-redef]
+
+    ctx = get_current_context(silent=True)
+    return list((ctx.params.get("task_opt") if ctx is not None else None) or [])
+
+
+def task_options(task: str, task_opt: list[str] | None) -> dict[str, object]:
+    """``-T KEY=VALUE`` items checked against the options of ``task``: the options given, typed (as
+    config.json records them). An unknown option or a bad value is an InputError (exit 2) naming it."""
+    from karma.tasks import resolve_options
+
+    given = key_values(task_opt or [], "--task-opt")
+    return resolve_options(task, given).model_dump(mode="json", exclude_unset=True)
 
 
 def given_options() -> dict[str, str]:
@@ -120,10 +152,11 @@ def _backend_options(values: dict[str, Any]) -> dict[str, object]:
 def _eval_mcq(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
     from karma.tasks.runner import TaskRunConfig, run_task
 
+    task_opts = task_options(task, values.get("task_opt"))  # refused before the run folder exists
     config = TaskRunConfig(
         task=task, data=str(data), out=str(out), lenient=values["lenient"], arms=values.get("arms") or [],
         backend=values["backend"], backend_options=_backend_options(values), model=values.get("model"),
-        task_options=backend_options(values.get("task_opt") or [], "--task-opt"),
+        task_options=task_opts,
         max_tokens=values["max_tokens"], temperature=values["temperature"], seed=values["seed"],
         limit=values["limit"], batch_size=values.get("batch_size") or 1, concurrency=values.get("concurrency") or 1,
         max_error_rate=values["max_error_rate"], allow_backend_errors=values["allow_backend_errors"],
@@ -185,7 +218,7 @@ def _eval_open(task: str, data: Path, out: Path, values: dict[str, Any]) -> None
     from karma.tasks.harmonyset_oe import oe_backend_errors, run_oe
     from pipelines.backends import get_backend
 
-    instance = get_task(task, **backend_options(values.get("task_opt") or [], "--task-opt"))
+    instance = get_task(task, **task_options(task, values.get("task_opt")))
     _check_range("--max-error-rate", values["max_error_rate"], 0.0, 1.0)
     _check_range("--temperature", values["temperature"], 0.0, float("inf"))
     options = _backend_options(values)
@@ -237,7 +270,7 @@ def validate_task(task: str, path: Path, lenient: bool, task_opt: list[str] | No
     from karma.core.errors import InputError
     from karma.tasks import get_task
 
-    instance = get_task(task, **backend_options(task_opt or [], "--task-opt"))
+    instance = get_task(task, **task_options(task, task_opt))
     data = instance.load(path, lenient=True)
     for note in getattr(data, "notes", []):
         typer.echo(f"note {note}")

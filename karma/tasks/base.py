@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from karma.tasks.options import TaskOptions
 from karma.tasks.problems import ItemProblem, TaskDataError
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate
@@ -61,6 +62,9 @@ class Task(ABC):
     """False when karma's protocol is known to differ from the paper's (see docs/tasks.md)."""
     data_help: ClassVar[str] = ""
     """What ``--data`` must point at."""
+    options_model: ClassVar[type[TaskOptions]] = TaskOptions
+    """The task's own options (``-T key=value``; none by default): ``karma.tasks.get_task`` validates
+    them with this model and passes every field to the constructor as a keyword."""
 
     @abstractmethod
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:

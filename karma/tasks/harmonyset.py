@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
+from karma.tasks.options import TaskOptions
 from karma.tasks.problems import ItemProblem, pydantic_reason
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate, load_task_template
@@ -115,6 +116,22 @@ def check_pair(
     return {"id": pair_id, "youtube_id": video, "annotation": model_turns[0]["value"], "raw": raw}, None
 
 
+class HarmonySetOptions(TaskOptions):
+    """The options both HarmonySet tasks take (``-T key=value``): where the clips are."""
+
+    videos: str | None = None
+    """Folder of <youtube id>.mp4 clips (default: videos/ beside the JSON)."""
+    need_videos: bool = True
+    """A pair whose clip file is missing is a problem; false skips that check."""
+
+
+class HarmonySetMcOptions(HarmonySetOptions):
+    """HarmonySet-MC's options: the clips, and the name of the MC field."""
+
+    mc_field: str = "mc"
+    """Name of the per-item list of multiple-choice questions (unverified in the published file)."""
+
+
 class HarmonySetMcTask(Task):
     """HarmonySet-MC: four questions per video-music pair, accuracy per dimension, clustered by pair."""
 
@@ -126,6 +143,7 @@ class HarmonySetMcTask(Task):
     paper_comparable: ClassVar[bool] = False
     data_help: ClassVar[str] = "HarmonySet_Test.json (videos in videos/<youtube id>.mp4 beside it)"
     template_file: ClassVar[str] = "harmonyset_karma_v1"
+    options_model: ClassVar[type[TaskOptions]] = HarmonySetMcOptions
 
     def __init__(self, *, videos: str | None = None, mc_field: str = "mc", need_videos: bool = True):
         self.videos = videos

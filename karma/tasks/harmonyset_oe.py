@@ -31,6 +31,7 @@ from karma.tasks.harmonyset import (
     _DIMENSION_SPELLINGS,
     DIMENSIONS,
     OE_QUESTION,
+    HarmonySetOptions,
     check_pair,
     read_items,
     resolve_json,
@@ -116,6 +117,7 @@ class HarmonySetOeTask(Task):
     cluster_unit: ClassVar[str] = "video-music pair"
     paper_comparable: ClassVar[bool] = False
     data_help: ClassVar[str] = "HarmonySet_Test.json (videos in videos/<youtube id>.mp4 beside it)"
+    options_model: ClassVar[type[HarmonySetOptions]] = HarmonySetOptions
 
     def __init__(self, *, videos: str | None = None, need_videos: bool = True):
         self.videos = videos

@@ -22,11 +22,14 @@ import ast
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field, field_validator
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
 from karma.tasks.media import confined_path
+from karma.tasks.options import TaskOptions
 from karma.tasks.problems import ItemProblem, Notes, pydantic_reason
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate, load_task_template
@@ -89,21 +92,50 @@ def _fold_header(name: str) -> str:
 
 
 def parse_column_map(value: str | dict[str, str] | None) -> dict[str, str]:
-    """The ``columns`` task option: ``"truth_letter=Answer,image=img"`` or a dict -> {column: header}."""
+    """The ``columns`` task option: ``"truth_letter=Answer,image=img"``, the same as a JSON object, or
+    a dict -> {column: header}. A malformed map or an unknown column is an InputError (a ValueError,
+    so the options model reports it under the option's name)."""
     if not value:
         return {}
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON object of COLUMN: HEADER ({exc.msg})") from None
     if isinstance(value, str):
         pairs = [part.split("=", 1) for part in value.split(",") if part.strip()]
         if any(len(p) != 2 for p in pairs):
-            raise InputError(f"wildscore option columns={value!r}: write COLUMN=HEADER[,COLUMN=HEADER...]")
+            raise InputError("write COLUMN=HEADER[,COLUMN=HEADER...]")
         value = {k.strip(): v.strip() for k, v in pairs}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise InputError("write COLUMN=HEADER[,COLUMN=HEADER...] or a JSON object of COLUMN: HEADER")
     unknown = sorted(set(value) - {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS})
     if unknown:
         raise InputError(
-            f"wildscore option columns: {', '.join(unknown)} is not a WildScore column; "
+            f"{', '.join(unknown)} is not a WildScore column; "
             f"choose from {', '.join((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))}"
         )
     return dict(value)
+
+
+class WildScoreOptions(TaskOptions):
+    """WildScore's own options (``-T key=value``)."""
+
+    need_images: bool = True
+    """A row whose image file is missing is a problem; false keeps such rows (for the text_only arm)."""
+    expect_full: bool = False
+    """Strict check that data.csv holds the 807 published rows."""
+    image_as: Literal["image", "video"] = "image"
+    """How the image arm shows the score: image (an image_url part) or video (a 2-frame still mp4, for
+    video-only models)."""
+    columns: dict[str, str] = Field(default_factory=dict)
+    """This file's header for a published column, for spellings karma does not know:
+    COLUMN=HEADER[,COLUMN=HEADER...] or a JSON object (e.g. truth_letter=Answer,image=img)."""
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _column_map(cls, value: object) -> dict[str, str]:
+        return parse_column_map(value)  # type: ignore[arg-type]
 
 
 def map_columns(
@@ -133,7 +165,7 @@ def map_columns(
                 ItemProblem(
                     file=file, field=column,
                     reason=f"headers {', '.join(map(repr, matches))} could each be {column}; "
-                    f"choose with --task-opt columns={column}=HEADER",
+                    f"choose with -T columns={column}=HEADER",
                 )
             )  # fmt: skip
         elif matches:
@@ -190,6 +222,7 @@ class WildScoreTask(Task):
     cluster_unit: ClassVar[str] = "item"
     data_help: ClassVar[str] = "data.csv (with images/ beside it), or the folder holding it"
     template_file: ClassVar[str] = "wildscore_paper_v1"
+    options_model: ClassVar[type[TaskOptions]] = WildScoreOptions
 
     def __init__(
         self,
