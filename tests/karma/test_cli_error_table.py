@@ -464,6 +464,38 @@ ROWS: list[Row] = [
         2,
         "does-not-exist",
     ),
+    # -- task options (-T) --------------------------------------------------------------------------
+    R(
+        "eval-task-option-unknown",
+        "eval --task wildscore --data {good} --out {tmp}/t1 -T bogus=1",
+        2,
+        "it takes need_images, expect_full, image_as, columns",
+    ),
+    R(
+        "eval-task-option-bad-value",
+        "eval --task wildscore --data {good} --out {tmp}/t2 -T need_images=maybe",
+        2,
+        "option need_images='maybe'",
+    ),
+    R(
+        "eval-task-option-not-key-value",
+        "eval --task wildscore --data {good} --out {tmp}/t3 -T bogus",
+        2,
+        "key=value",
+    ),
+    R(
+        "eval-karma-mv-task-option",
+        "eval --data {good} --out {tmp}/t4 -T k=1",
+        2,
+        "task karma-mv takes no options",
+    ),
+    R(
+        "validate-task-option-unknown",
+        "data validate {good} --task harmonyset-mc -T need_images=false",
+        2,
+        "it takes videos, need_videos, mc_field",
+    ),
+    R("tasks-show-unknown", "tasks show bogus", 2, "unknown task 'bogus'"),
     # -- report / merge ------------------------------------------------------------------------------
     R("report-missing", "report {missing}", 2, "does-not-exist"),
     R("report-not-a-run", "report {run_without_config}", 2, "not a karma run directory"),
@@ -528,13 +560,13 @@ def test_the_table_covers_the_issue_and_every_command() -> None:
     assert len(ROWS) >= 82 and len({r.id for r in ROWS}) == len(ROWS)
     commands = {
         r.args.split()[0]
-        if r.args.split()[0] not in ("data", "graph", "neo4j", "merge")
+        if r.args.split()[0] not in ("data", "graph", "neo4j", "merge", "tasks")
         else " ".join(r.args.split()[:2])
         for r in ROWS
     }
     expected = {"synth", "extract", "retrieve", "ask", "eval", "report", "data validate", "data stats",
                 "graph build", "graph stats", "graph show", "graph score", "graph export", "graph import",
-                "graph push", "neo4j status", "neo4j pull", "neo4j start", "merge eval"}  # fmt: skip
+                "graph push", "neo4j status", "neo4j pull", "neo4j start", "merge eval", "tasks show"}  # fmt: skip
     assert expected <= commands, expected - commands
 
 
