@@ -140,7 +140,7 @@ def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
         xs, ys, lo, hi = [], [], [], []
         for j, group in enumerate(groups):
             s = stats[OVERALL] if group == OVERALL else stats["by_type"].get(group)
-            if s is None:
+            if s is None or s["accuracy"] is None:  # no answered question (every request failed)
                 continue
             xs.append(j + (i - (len(arms) - 1) / 2) * width)
             ys.append(s["accuracy"])
@@ -227,7 +227,7 @@ def plot_comparison(runs: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
         xs, ys, lo, hi = [], [], [], []
         for j, (_, results) in enumerate(runs):
             s = results.get("arms", {}).get(arm, {}).get(OVERALL)
-            if s is None:
+            if s is None or s["accuracy"] is None:
                 continue
             xs.append(j + (i - 0.5) * width)
             ys.append(s["accuracy"])
@@ -286,9 +286,10 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
     loaded: list[tuple[str, dict[str, Any]]] = []
     lines = ["# karma evaluation report", ""]
     lines.append(
-        "Accuracy in percent with 95% bootstrap intervals resampled by video; unparsed answers and "
-        "backend errors count as wrong and are shown apart (parse failures, backend errors). The graph effect is the paired difference on the same "
-        "questions (graph on minus off) with the exact McNemar test on discordant pairs."
+        "Accuracy in percent with 95% bootstrap intervals resampled by video, over the answered "
+        "questions: an unparsed answer counts as wrong (parse failures); a backend error is no answer "
+        "and is counted apart (backend errors). The graph effect is the paired difference on the "
+        "questions both arms answered (graph on minus off) with the exact McNemar test on discordant pairs."
     )
     lines.append("")
     if len(runs) > 1:

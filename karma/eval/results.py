@@ -4,24 +4,41 @@
 run, or rerunning it from the cache into a new directory, gives a byte-identical file. Timing and
 cache statistics therefore go to ``timing.json`` instead.
 
-Scoring rules: an unparsed answer (parse_status ``none``) or a backend error counts as wrong; it is
-never read as a letter. Accuracy denominators include both. They are counted apart: ``parse_failures``
-(the model answered, nothing could be read) and ``backend_errors`` (no answer came back).
+The statistics come from the one aggregation core every task shares (:mod:`karma.eval.aggregate`);
+this module maps Karma-MV's records onto it (clusters are videos, the split is the question type, the
+arms are graph on and off) and adds what only Karma-MV reports: the parse-status mix and answer-mode
+accuracies, the no-model baselines with the graph reader, and the graph's paired effect under the
+names ``on`` / ``off``.
+
+Scoring rules (the core's): an unparsed answer (parse_status ``none``) counts as wrong and as a parse
+failure; it is never read as a letter. A backend error (no answer came back) is no answer: counted in
+``backend_errors``, left out of ``n``, the accuracy, the parse failures and the pairs (a rerun
+retries it). The graph effect is measured on the questions both arms answered.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from karma.eval.aggregate import (
+    OVERALL,
+    Outcome,
+    Splits,
+    arms_payload,
+    bootstrap_info,
+    group_by,
+    paired_block,
+    pairs_of,
+)
 from karma.eval.answer_report import answer_stats
 from karma.eval.records import ARMS, BaselineRecord, SampleRecord
-from karma.eval.stats import cluster_bootstrap_accuracy, cluster_bootstrap_paired_difference, mcnemar_exact
+from karma.eval.stats import cluster_bootstrap_accuracy
 from karma.records import QuestionType
 
+__all__ = ["BASELINE_NAMES", "OVERALL", "TYPE_ORDER", "aggregate", "outcome", "timing"]
+
 TYPE_ORDER: tuple[str, ...] = tuple(t.value for t in QuestionType)
-OVERALL = "overall"
 BASELINE_NAMES: tuple[str, ...] = (
     "random",
     "most_frequent_letter",
@@ -39,47 +56,29 @@ def _ordered_types(types: Iterable[str]) -> list[str]:
     return known + sorted(present - set(known))
 
 
-def _arm_stats(records: Sequence[SampleRecord], resamples: int, seed: int) -> dict[str, Any]:
-    interval = cluster_bootstrap_accuracy(
-        [r.correct for r in records], [r.video_id for r in records], resamples=resamples, seed=seed
+SPLITS = Splits(keys={"by_type": lambda o: o.groups["type"]}, order=_ordered_types)
+"""Karma-MV reports per question type, in the benchmark's order."""
+
+
+def outcome(record: SampleRecord) -> Outcome:
+    """A Karma-MV answer in the core's shape (the video is the cluster, the type the split)."""
+    return Outcome(
+        item=record.question_id,
+        arm=record.arm,
+        cluster=record.video_id,
+        correct=record.correct,
+        parse_status=record.parse_status,
+        error=record.error,
+        groups={"type": record.question_type},
+        record=record,
     )
-    n = len(records)
-    # A backend error is not the model's answer: counted apart from unparsed answers (both count as wrong).
-    failures = sum(1 for r in records if r.parse_status == "none" and r.error is None)
+
+
+def _answer_extras(records: list[SampleRecord]) -> dict[str, Any]:
+    """Karma-MV's own per-arm statistics of the answered records: fallbacks, status mix, answer mode."""
     return {
-        "n": n,
-        "n_videos": len({r.video_id for r in records}),
-        "correct": sum(1 for r in records if r.correct),
-        "accuracy": interval.estimate,
-        "ci_low": interval.low,
-        "ci_high": interval.high,
-        "parse_failures": failures,
-        "parse_failure_rate": failures / n if n else 0.0,
         "parse_fallbacks": sum(1 for r in records if r.parse_status == "fallback"),
-        "backend_errors": sum(1 for r in records if r.error is not None),
         **answer_stats(records),
-    }
-
-
-def _paired_stats(
-    pairs: Sequence[tuple[SampleRecord, SampleRecord]], resamples: int, seed: int
-) -> dict[str, Any]:
-    on = [p[0].correct for p in pairs]
-    off = [p[1].correct for p in pairs]
-    videos = [p[0].video_id for p in pairs]
-    diff = cluster_bootstrap_paired_difference(on, off, videos, resamples=resamples, seed=seed)
-    test = mcnemar_exact(on, off)
-    n = len(pairs)
-    return {
-        "n_pairs": n,
-        "accuracy_on": sum(on) / n if n else float("nan"),
-        "accuracy_off": sum(off) / n if n else float("nan"),
-        "delta": diff.estimate,
-        "ci_low": diff.low,
-        "ci_high": diff.high,
-        "on_only_correct": test.b,
-        "off_only_correct": test.c,
-        "mcnemar_p": test.p_value,
     }
 
 
@@ -105,13 +104,6 @@ def _baseline_stats(records: Sequence[BaselineRecord], resamples: int, seed: int
     return stats
 
 
-def _by_type(records: Sequence[Any], type_of) -> dict[str, list[Any]]:
-    groups: dict[str, list[Any]] = defaultdict(list)
-    for record in records:
-        groups[type_of(record)].append(record)
-    return {t: groups[t] for t in _ordered_types(groups)}
-
-
 def aggregate(
     samples: Sequence[SampleRecord],
     baselines: Sequence[BaselineRecord],
@@ -122,45 +114,32 @@ def aggregate(
     """The results payload (see the module doc). Records are sorted first, so file order never matters."""
     samples = sorted(samples, key=lambda r: (r.question_id, r.arm))
     baselines = sorted(baselines, key=lambda r: r.question_id)
-    arms: dict[str, Any] = {}
-    for arm in ARMS:
-        records = [r for r in samples if r.arm == arm]
-        if not records:
-            continue
-        arms[arm] = {
-            OVERALL: _arm_stats(records, resamples, seed),
-            "by_type": {
-                t: _arm_stats(rs, resamples, seed)
-                for t, rs in _by_type(records, lambda r: r.question_type).items()
-            },
-        }
+    outcomes = [outcome(r) for r in samples]
     payload: dict[str, Any] = {
         "n_questions": len({r.question_id for r in samples}),
         "n_videos": len({r.video_id for r in samples}),
-        "arms": arms,
-        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "unit": "video"},
+        "arms": arms_payload(
+            outcomes,
+            ARMS,
+            SPLITS,
+            resamples=resamples,
+            seed=seed,
+            cluster_key="n_videos",
+            extra=_answer_extras,
+        ),
+        "bootstrap": bootstrap_info(resamples, seed, "video"),
     }
-    by_key = {(r.question_id, r.arm): r for r in samples}
-    pairs = [
-        (by_key[(qid, "on")], by_key[(qid, "off")])
-        for qid in sorted({r.question_id for r in samples})
-        if (qid, "on") in by_key and (qid, "off") in by_key
-    ]
+    pairs = pairs_of(outcomes, "on", "off")
     if pairs:
-        payload["paired"] = {
-            OVERALL: _paired_stats(pairs, resamples, seed),
-            "by_type": {
-                t: _paired_stats(ps, resamples, seed)
-                for t, ps in _by_type(pairs, lambda p: p[0].question_type).items()
-            },
-        }
-    answered = {r.question_id for r in samples}
-    evaluated = [b for b in baselines if b.question_id in answered]
+        payload["paired"] = paired_block(pairs, SPLITS, resamples=resamples, seed=seed, labels=("on", "off"))
+    # The baselines need no backend: they are scored on every question of the run.
+    asked = {r.question_id for r in samples}
+    evaluated = [b for b in baselines if b.question_id in asked]
     payload["baselines"] = {
         OVERALL: _baseline_stats(evaluated, resamples, seed),
         "by_type": {
             t: _baseline_stats(rs, resamples, seed)
-            for t, rs in _by_type(evaluated, lambda r: r.question_type).items()
+            for t, rs in group_by(evaluated, lambda r: r.question_type, _ordered_types).items()
         },
     }
     return payload

@@ -125,9 +125,10 @@ def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path
         "# karma task report",
         "",
         "Accuracy in percent (two decimals, as the papers print them) with 95% bootstrap intervals that "
-        "resample the task's clusters; unparsed answers count as wrong and are shown as parse failures. "
-        "Chance is the mean of 1/k over the items (k = number of options). Paired arms are compared on "
-        "the same items with the exact McNemar test.",
+        "resample the task's clusters, over the answered items; unparsed answers count as wrong and are "
+        "shown as parse failures; a backend error is no answer and is counted apart (backend errors). "
+        "Chance is the mean of 1/k over the answered items (k = number of options). Paired arms are "
+        "compared on the items both answered with the exact McNemar test.",
         "",
     ]
     for run_dir in run_dirs:

@@ -1,9 +1,13 @@
 """Aggregate a task run's ``samples.jsonl`` into ``results.json``.
 
+The statistics come from the one aggregation core every task shares (:mod:`karma.eval.aggregate`);
+this module maps task records onto it and adds what the tasks report beside: the chance baseline as
+the mean of 1/k over the answered items (WildScore mixes 2-4 options, so it is not 25%) and the
+reporting splits from the items' published fields (``by_preference``, ``by_difficulty``, ...).
+
 Per arm: accuracy overall, per category and per subcategory, with percentile intervals from a
-bootstrap that resamples the task's clusters (items, video-music pairs, videos); parse failures;
-the chance baseline as the mean of 1/k over the items (WildScore mixes 2-4 options, so it is not
-25%). Between every two arms, on the items both answered: the paired difference with a clustered
+bootstrap that resamples the task's clusters (items, video-music pairs, videos); parse failures.
+Between every two arms, on the items both answered: the paired difference with a clustered
 interval and the exact McNemar test. A pure function of the records and the seed.
 
 A record whose request failed in the backend (``error`` set) is not an answer: it is counted in
@@ -13,15 +17,31 @@ and the pairs (a rerun retries it; the newer record supersedes it).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
-from itertools import combinations
+from collections.abc import Sequence
 from typing import Any
 
-from karma.eval.stats import cluster_bootstrap_accuracy, cluster_bootstrap_paired_difference, mcnemar_exact
+from karma.eval.aggregate import (
+    OVERALL,
+    Outcome,
+    Splits,
+    arm_block,
+    arm_pairs,
+    bootstrap_info,
+    paired_block,
+    pairs_of,
+)
+from karma.eval.aggregate import (
+    arm_stats as core_arm_stats,
+)
+from karma.eval.aggregate import (
+    paired_stats as core_paired_stats,
+)
 from karma.tasks.records import TaskSample
 
-OVERALL = "overall"
+__all__ = ["OVERALL", "aggregate_task", "answered", "arm_stats", "chance", "outcome", "paired_stats"]
+
+PAIRED_SPLITS = Splits(keys={"by_category": lambda o: o.groups["category"]})
+"""Paired arms are reported overall and per category."""
 
 
 def answered(record: TaskSample) -> bool:
@@ -34,62 +54,40 @@ def chance(records: Sequence[TaskSample]) -> float | None:
     return sum(1.0 / r.k for r in records) / len(records) if records else None
 
 
-def _finite(value: float) -> float | None:
-    return value if value == value else None  # NaN (no answered item) is written as null
+def _chance_extra(records: list[TaskSample]) -> dict[str, Any]:
+    return {"chance": chance(records)}
+
+
+def outcome(record: TaskSample) -> Outcome:
+    """A task answer in the core's shape (category, subcategory and the published splits as groups)."""
+    return Outcome(
+        item=record.item_id,
+        arm=record.arm,
+        cluster=record.cluster_id,
+        correct=record.correct,
+        parse_status=record.parse_status,
+        error=record.error,
+        groups={"category": record.category, "subcategory": record.subcategory, **record.groups},
+        record=record,
+    )
+
+
+def _splits(samples: Sequence[TaskSample]) -> Splits:
+    """by_category, by_subcategory, then by_<field> for every published split the records carry."""
+    extra = sorted({k for r in samples for k in r.groups} - {"category", "subcategory"})
+    keys = ["category", "subcategory", *extra]
+    return Splits(keys={f"by_{k}": (lambda o, k=k: o.groups.get(k)) for k in keys})
 
 
 def arm_stats(records: Sequence[TaskSample], resamples: int, seed: int) -> dict[str, Any]:
     """n (answered), correct, accuracy with its clustered interval, parse failures, chance (mean 1/k)
     over the answered records; backend errors counted apart."""
-    done = [r for r in records if answered(r)]
-    interval = cluster_bootstrap_accuracy(
-        [r.correct for r in done], [r.cluster_id for r in done], resamples=resamples, seed=seed
-    )
-    n = len(done)
-    failures = sum(1 for r in done if r.parse_status == "none")
-    return {
-        "n": n,
-        "n_clusters": len({r.cluster_id for r in done}),
-        "correct": sum(1 for r in done if r.correct),
-        "accuracy": _finite(interval.estimate),
-        "ci_low": _finite(interval.low),
-        "ci_high": _finite(interval.high),
-        "chance": chance(done),
-        "parse_failures": failures,
-        "parse_failure_rate": failures / n if n else 0.0,
-        "backend_errors": len(records) - n,
-    }
+    return core_arm_stats([outcome(r) for r in records], resamples=resamples, seed=seed, extra=_chance_extra)
 
 
 def paired_stats(pairs: Sequence[tuple[TaskSample, TaskSample]], resamples: int, seed: int) -> dict[str, Any]:
     """First arm minus second on the same items: difference, clustered interval, exact McNemar."""
-    first = [a.correct for a, _ in pairs]
-    second = [b.correct for _, b in pairs]
-    diff = cluster_bootstrap_paired_difference(
-        first, second, [a.cluster_id for a, _ in pairs], resamples=resamples, seed=seed
-    )
-    test = mcnemar_exact(first, second)
-    n = len(pairs)
-    return {
-        "n_pairs": n,
-        "accuracy_first": sum(first) / n if n else float("nan"),
-        "accuracy_second": sum(second) / n if n else float("nan"),
-        "delta": diff.estimate,
-        "ci_low": diff.low,
-        "ci_high": diff.high,
-        "first_only_correct": test.b,
-        "second_only_correct": test.c,
-        "mcnemar_p": test.p_value,
-    }
-
-
-def _groups(records: Sequence[Any], key: Callable[[Any], str | None]) -> dict[str, list[Any]]:
-    groups: dict[str, list[Any]] = defaultdict(list)
-    for record in records:
-        value = key(record)
-        if value is not None:
-            groups[value].append(record)
-    return {k: groups[k] for k in sorted(groups)}
+    return core_paired_stats([(outcome(a), outcome(b)) for a, b in pairs], resamples=resamples, seed=seed)
 
 
 def aggregate_task(
@@ -102,52 +100,28 @@ def aggregate_task(
 ) -> dict[str, Any]:
     """The results payload of a task run (see the module docstring)."""
     samples = sorted(samples, key=lambda r: (r.item_id, r.arm))
+    outcomes = [outcome(r) for r in samples]
+    results: dict[str, Any] = {}
+    for arm in arms:
+        rows = [o for o in outcomes if o.arm == arm]
+        if rows:  # the published splits an arm reports are those its own records carry
+            splits = _splits([o.record for o in rows])
+            results[arm] = arm_block(rows, splits, resamples=resamples, seed=seed, extra=_chance_extra)
     payload: dict[str, Any] = {
         "task": task,
         "n_items": len({r.item_id for r in samples}),
         "n_clusters": len({r.cluster_id for r in samples}),
-        "arms": {},
-        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95, "unit": "cluster"},
+        "arms": results,
+        "bootstrap": bootstrap_info(resamples, seed, "cluster"),
     }
-    for arm in arms:
-        records = [r for r in samples if r.arm == arm]
-        if not records:
-            continue
-        payload["arms"][arm] = {
-            OVERALL: arm_stats(records, resamples, seed),
-            "by_category": {
-                c: arm_stats(rs, resamples, seed) for c, rs in _groups(records, lambda r: r.category).items()
-            },
-            "by_subcategory": {
-                c: arm_stats(rs, resamples, seed)
-                for c, rs in _groups(records, lambda r: r.subcategory).items()
-            },
-        }
-        for key in sorted({k for r in records for k in r.groups}):
-            payload["arms"][arm][f"by_{key}"] = {
-                g: arm_stats(rs, resamples, seed)
-                for g, rs in _groups(records, lambda r, key=key: r.groups.get(key)).items()
-            }
-    by_key = {r.key: r for r in samples}
     paired: dict[str, Any] = {}
-    for first, second in combinations([a for a in arms if a in payload["arms"]], 2):
-        pairs = [
-            (by_key[(i, first)], by_key[(i, second)])
-            for i in sorted({r.item_id for r in samples})
-            if (i, first) in by_key
-            and (i, second) in by_key
-            and answered(by_key[(i, first)])
-            and answered(by_key[(i, second)])
-        ]
+    for first, second in arm_pairs([a for a in arms if a in results]):
+        pairs = pairs_of(outcomes, first, second)
         if pairs:
             paired[f"{first}-vs-{second}"] = {
                 "first": first,
                 "second": second,
-                OVERALL: paired_stats(pairs, resamples, seed),
-                "by_category": {
-                    c: paired_stats(ps, resamples, seed)
-                    for c, ps in _groups(pairs, lambda p: p[0].category).items()
-                },
+                **paired_block(pairs, PAIRED_SPLITS, resamples=resamples, seed=seed),
             }
     if paired:
         payload["paired"] = paired

@@ -46,7 +46,10 @@ def test_failed_requests_are_logged_unanswered_and_retried(tmp_path: Path) -> No
     results = run.results()
     for arm in ("on", "off"):
         overall = results["arms"][arm]["overall"]
-        assert overall["backend_errors"] == 2 and overall["accuracy"] == 0.0
+        # No answer came back: nothing to score (no accuracy, no parse failure), two backend errors.
+        assert overall["backend_errors"] == 2 and overall["n"] == 0 and overall["parse_failures"] == 0
+        assert overall["accuracy"] is None and overall["ci_low"] is None
+    assert "paired" not in results  # no question was answered in both arms
     cache_db = ResponseCache(cache)
     assert len(cache_db) == 0  # failures are never cached
     cache_db.close()
