@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from karma.cli.main import app
 from karma.core.errors import InputError
 from karma.tasks import TASKS, get_task, task_card
 from tests.pipelines.conftest import scripted_server  # noqa: F401 (fixture)
+from tests.tasks.conftest import chat_reply
 
 WILDSCORE = Path(__file__).parent / "fixtures" / "wildscore"
 WILDSCORE_OPTIONS = "need_images, expect_full, image_as, columns"
@@ -146,14 +146,6 @@ def test_data_validate_takes_task_options(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "no option 'need_image'" in _error_lines(unknown.output)[0]
 
 
-def _chat_reply(text: str) -> dict:
-    return {
-        "id": "x", "object": "chat.completion", "created": int(time.time()), "model": "ws-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-    }  # fmt: skip
-
-
 def test_a_valid_option_reaches_the_task_and_the_run_records_it_with_the_seed(
     tmp_path: Path,
     scripted_server,  # noqa: F811
@@ -164,7 +156,7 @@ def test_a_valid_option_reaches_the_task_and_the_run_records_it_with_the_seed(
     shutil.rmtree(data / "images")
     server = scripted_server(
         models={"object": "list", "data": [{"id": "ws-model"}]},
-        script=[("reply", _chat_reply("ANSWER: A"))] * 8,
+        script=[("reply", chat_reply("ANSWER: A", "ws-model"))] * 8,
     )
     backend = ["--backend", "openai", "--backend-opt", f"base_url={server.base_url}",
                "--backend-opt", "model=ws-model", "--backend-opt", "max_retries=0"]  # fmt: skip

@@ -17,7 +17,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from karma.tasks.records import TaskSample
 from karma.tasks.results import aggregate_task
 from karma.tasks.runner import read_samples
 from tests.pipelines.conftest import llama_server, scripted_server, smollm2_gguf  # noqa: F401 (fixtures)
+from tests.tasks.conftest import chat_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 WILDSCORE = Path(__file__).parent / "fixtures" / "wildscore"
@@ -233,14 +233,6 @@ def test_500s_stop_a_task_run_and_the_same_command_retries_the_failed_items(
 # -- HarmonySet-OE --------------------------------------------------------------------------------------
 
 
-def _chat_reply(text: str) -> dict:
-    return {
-        "id": "x", "object": "chat.completion", "created": int(time.time()), "model": "oe-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
-    }  # fmt: skip
-
-
 @pytest.mark.slow
 def test_harmonyset_oe_runs_from_the_cli_and_retries_backend_errors(
     harmonyset_dir,
@@ -249,7 +241,11 @@ def test_harmonyset_oe_runs_from_the_cli_and_retries_backend_errors(
 ):
     server = scripted_server(
         models={"object": "list", "data": [{"id": "oe-model"}]},
-        script=[("status", 500), ("reply", _chat_reply("It fits.")), ("reply", _chat_reply("It fits well."))],
+        script=[
+            ("status", 500),
+            ("reply", chat_reply("It fits.", "oe-model")),
+            ("reply", chat_reply("It fits well.", "oe-model")),
+        ],
     )
     run = tmp_path / "oe"
     args = ["eval", "--task", "harmonyset-oe", "--data", str(harmonyset_dir), "--out", str(run), "--no-progress",
