@@ -163,15 +163,7 @@ def generate(
             index = s - 1
             questions = []
             for qi, draft in enumerate(drafts):
-                questions.append(
-                    {
-                        "type": draft.type,
-                        "question": draft.question,
-                        "options": draft.options,
-                        "answer": draft.answer,
-                        "explanation": draft.explanation,
-                    }
-                )
+                questions.append(draft.published())
                 truth_lines.append(
                     dumps(
                         {

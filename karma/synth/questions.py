@@ -101,6 +101,16 @@ class DraftQuestion:
     answer_event: str
     option_events: dict[str, str]
 
+    def published(self) -> dict[str, object]:
+        """The question as the published QA file holds it (type, question, options, answer, explanation)."""
+        return {
+            "type": self.type,
+            "question": self.question,
+            "options": self.options,
+            "answer": self.answer,
+            "explanation": self.explanation,
+        }
+
 
 @dataclass
 class _LengthSteer:
@@ -127,8 +137,17 @@ class QuestionMaker:
     """visual variable -> (low, high, threshold, scale)."""
     texts: dict[str, str] = field(default_factory=dict)
     """The world's option texts (event id or ``...{label}`` pattern -> text); titles where absent."""
+    where: str = "in this world"
+    """Where the rules come from, as the explanations say it (``in graph fold2`` for real videos)."""
+    answerable: frozenset[str] | None = None
+    """Event ids a counterfactual may ask about (its cause and answer); None: every event of the truth.
+    Questions about real videos leave out variables their features do not measure reliably."""
+    letters_per_type: bool = False
+    """Balance answer letters within each question type (blocks of four per type), not only over the
+    whole set: a small set (``karma qa make`` on a few videos) then stays balanced type by type."""
     _titles: dict[str, str] = field(default_factory=dict)
     _letters: list[str] = field(default_factory=list)
+    _type_letters: dict[str, list[str]] = field(default_factory=dict)
     _steer: dict[str, _LengthSteer] = field(default_factory=dict)
 
     # -- vocabulary -----------------------------------------------------------------------------
@@ -140,12 +159,15 @@ class QuestionMaker:
             )
         return title
 
-    def _next_letter(self) -> str:
-        if not self._letters:
+    def _next_letter(self, kind: str = "") -> str:
+        letters = (
+            self._type_letters.setdefault(kind.split("-")[0], []) if self.letters_per_type else self._letters
+        )
+        if not letters:
             block = list(OPTION_LETTERS)
             self.rng.shuffle(block)
-            self._letters = block
-        return self._letters.pop()
+            letters.extend(block)
+        return letters.pop()
 
     # -- text -----------------------------------------------------------------------------------
     @staticmethod
@@ -225,7 +247,7 @@ class QuestionMaker:
             steer.longest += 1.0 / (1 + lengths.count(top))
         steer.asked += 1
 
-        letter = self._next_letter()
+        letter = self._next_letter(kind)
         rng.shuffle(chosen)
         others = iter(chosen)
         option_events = {x: (answer if x == letter else next(others)) for x in OPTION_LETTERS}
@@ -233,7 +255,11 @@ class QuestionMaker:
         return options, option_events, letter
 
     # -- the three questions ----------------------------------------------------------------------
-    def make(self, cut: Cut) -> list[DraftQuestion]:
+    def make(self, cut: Cut, *, require_counterfactual: bool = True) -> list[DraftQuestion]:
+        """Evidential, predictive and counterfactual questions of ``cut`` (whose ``fired`` is not empty).
+
+        Without ``require_counterfactual``, a cut where no counterfactual is possible gets two questions
+        instead of an error."""
         rng = self.rng
         fired = cut.fired
         first = rng.choice(fired)
@@ -244,7 +270,10 @@ class QuestionMaker:
             if rng.random() < self.effect_to_cause_probability
             else self._cause_to_effect(first, cut)
         )
-        return [evidential, self._predictive(second, cut), self._counterfactual(cut)]
+        drafts = [evidential, self._predictive(second, cut)]
+        if require_counterfactual or self._counterfactual_possible(cut):
+            drafts.append(self._counterfactual(cut))
+        return drafts
 
     def _strength(self, cause: str, effect: str) -> float:
         return self.truth.edge_of[(cause, effect)].strength
@@ -258,7 +287,7 @@ class QuestionMaker:
         seen = self.describe_visual(cause, cut)
         text = self.rng.choice(TEMPLATES["cause_to_effect"]).format(seen=seen)
         explanation = (
-            f"{_cap(seen)} ({self.title(cause)}). In this world {self.title(cause)} causes "
+            f"{_cap(seen)} ({self.title(cause)}). {_cap(self.where)} {self.title(cause)} causes "
             f"{self.title(effect)} (rule strength {self._strength(cause, effect):.2f}), and the current scene "
             f"shows it: {self.describe_music(effect, cut)}. The other options are not effects of this change."
         )
@@ -289,7 +318,7 @@ class QuestionMaker:
         text = self.rng.choice(TEMPLATES["effect_to_cause"]).format(heard=heard)
         explanation = (
             f"{_cap(heard)} ({self.title(effect)}). Of the options only {self.title(cause)} causes "
-            f"{self.title(effect)} in this world (rule strength {self._strength(cause, effect):.2f}), and it "
+            f"{self.title(effect)} {self.where} (rule strength {self._strength(cause, effect):.2f}), and it "
             f"happened: {self.describe_visual(cause, cut)}. The other options did not happen or do not cause it."
         )
         return DraftQuestion(
@@ -310,7 +339,7 @@ class QuestionMaker:
         seen = self.describe_visual(cause, cut)
         text = self.rng.choice(TEMPLATES["predictive"]).format(seen=seen)
         explanation = (
-            f"{_cap(seen)} ({self.title(cause)}), which in this world causes {self.title(effect)} "
+            f"{_cap(seen)} ({self.title(cause)}), which {self.where} causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The hidden audio indeed shows it: "
             f"{self.describe_music(effect, cut)}."
         )
@@ -323,6 +352,8 @@ class QuestionMaker:
         """(counterfactual cause event, text of what happened, text of the alternative)."""
         out: list[tuple[str, str, str]] = []
         for cause in self.truth.effects_of:
+            if self.answerable is not None and cause not in self.answerable:
+                continue
             _, variable, direction = cause.split(":", 2)
             if variable in self.visual_ranges:
                 if visual_event(variable, direction) in cut.visual_events:
@@ -365,6 +396,8 @@ class QuestionMaker:
     def _feasible_effects(self, cause: str, cut: Cut) -> list[str]:
         effects = []
         for effect in self.truth.effects_of[cause]:
+            if self.answerable is not None and effect not in self.answerable:
+                continue
             if effect == "music:mode:major_to_minor" and cut.past_minor:
                 continue
             if effect == "music:mode:minor_to_major" and not cut.past_minor:
@@ -383,6 +416,9 @@ class QuestionMaker:
             if event.split(":")[1] != variable
             for other in self.truth.effects_of.get(event, ())
         )
+
+    def _counterfactual_possible(self, cut: Cut) -> bool:
+        return any(self._feasible_effects(c[0], cut) for c in self._counterfactual_candidates(cut))
 
     def _counterfactual(self, cut: Cut) -> DraftQuestion:
         rng = self.rng
@@ -403,7 +439,7 @@ class QuestionMaker:
         options, option_events, letter = self._options("counterfactual", effect, pools, traps)
         text = self.rng.choice(TEMPLATES["counterfactual"]).format(happened=happened, instead=instead)
         explanation = (
-            f"The alternative would be {self.title(cause)}, which in this world causes {self.title(effect)} "
+            f"The alternative would be {self.title(cause)}, which {self.where} causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The other options are not effects of that change."
         )
         return DraftQuestion(

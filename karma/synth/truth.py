@@ -169,6 +169,14 @@ def build_ground_truth(world: WorldConfig) -> GroundTruth:
                 seen.add(key)
                 proxies.append({"cause": key[0], "effect": key[1], "via": pair["a"]})
 
+    return index_truth(edges, non_causal, proxies)
+
+
+def index_truth(
+    edges: list[TrueEdge], non_causal: list[dict[str, str]], proxies: list[dict[str, str]]
+) -> GroundTruth:
+    """A GroundTruth with its lookups filled in, from edges and pairs of any source (a world's config,
+    or a graph's rules for questions about real videos, ``karma.qa``)."""
     truth = GroundTruth(edges=edges, non_causal=non_causal, proxies=proxies)
     effects: dict[str, list[str]] = defaultdict(list)
     causes: dict[str, list[str]] = defaultdict(list)

@@ -1,0 +1,85 @@
+"""``karma qa``: make Karma-MV questions for your own videos (parsing only; ``karma.qa`` does the work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(no_args_is_help=True)
+
+
+@app.command("make")
+def make(
+    data: Path = typer.Option(
+        ...,
+        "--data",
+        help="Folder of *_causal_features.json (karma extract output; *_transitions.json for times).",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Output folder: *_qa.json, feature copies, grounding, manifest."
+    ),
+    graph: Path | None = typer.Option(
+        None,
+        "--graph",
+        help="Ground every question on this graph (built from other videos); default: one graph per fold.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the question maker (same seed -> identical files)."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Folds by video without --graph (as karma eval)."),
+    fold_seed: int = typer.Option(0, "--fold-seed", help="Seed of the fold assignment (as karma eval)."),
+    variables: str | None = typer.Option(
+        None,
+        "--variables",
+        help="Comma-separated variables questions may ask about (e.g. brightness,loudness,mode); "
+        "default: every measured one. Distractors still come from all.",
+    ),
+    max_bias: float = typer.Option(
+        0.30,
+        "--max-bias",
+        min=0.0,
+        max=1.0,
+        help="Refuse a set where a no-model baseline beats this accuracy.",
+    ),
+    allow_bias: bool = typer.Option(
+        False, "--allow-bias", help="Write the set even when a baseline beats --max-bias (recorded)."
+    ),
+) -> None:
+    """Make evidential, predictive and counterfactual questions from scene features and a graph.
+
+    Evidential answers are the transition's own observed change; predictive and counterfactual answers
+    follow the rules of a graph that never saw the video (the graph of the other folds, as karma eval
+    builds them, or --graph). Each question's grounding fact is in question_grounding.jsonl. The set is
+    refused (exit 2, nothing written) when the most-frequent-letter, longest-option or word-overlap
+    baseline beats --max-bias. See docs/real-data.md.
+    """
+    from rich.console import Console
+
+    from karma.qa import QaMakeConfig, make_qa
+
+    config = QaMakeConfig(
+        data=data,
+        out=out,
+        graph=graph,
+        seed=seed,
+        folds=folds,
+        fold_seed=fold_seed,
+        variables=[v.strip() for v in variables.split(",") if v.strip()] if variables is not None else None,
+        max_bias=max_bias,
+        allow_bias=allow_bias,
+    )
+    summary = make_qa(config)
+    console = Console(stderr=True, highlight=False)
+    types = ", ".join(f"{n} {t}" for t, n in summary.questions_per_type.items())
+    worst = max(
+        (v, k)
+        for k, v in summary.baselines.items()
+        if k in ("most_frequent_letter", "longest_option", "word_overlap")
+    )
+    console.print(
+        f"{summary.questions} questions ({types}) on {summary.asked} of {summary.transitions} transitions "
+        f"of {summary.videos} videos -> {summary.out_dir}; highest no-model baseline {worst[1]} {worst[0]:.1%}"
+    )
+    for reason, count in summary.skipped_transitions.items():
+        console.print(f"  skipped {count} transitions: {reason}")
+    for video, reason in summary.skipped_videos.items():
+        console.print(f"  skipped video {video}: {reason}")

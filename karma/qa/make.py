@@ -1,0 +1,444 @@
+"""``make_qa``: Karma-MV questions for a researcher's own videos, from scene features and a graph.
+
+Input: a folder of ``<video_id>_causal_features.json`` (``karma extract`` or ``karma clips`` output;
+``<video_id>_transitions.json`` gives the scene times, else consecutive scenes are paired without times).
+Output folder (flat, so ``karma data validate OUT`` and ``karma eval --data OUT`` read it directly)::
+
+    OUT/<video_id>_qa.json                published QA format, three questions per asked transition
+    OUT/<video_id>_causal_features.json   a copy of the video's feature file
+    OUT/question_grounding.jsonl          per question: the fact it rests on, the graph, the option events
+    OUT/qa_make.json                      config, graphs (name, hash, left-out videos), counts, skips, baselines
+
+The questions are written by the synthesizer's question maker (``karma.synth.questions``: the same
+templates, distractor pools, balanced answer letters and length steering), fed with the events observed
+in the features and with a graph's rules in place of a world's truth (``karma.qa.grounding``).
+Evidential answers are the transition's own observed change; predictive and counterfactual answers follow
+the rules of the graph built without the video's fold. Same inputs and seed -> byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from karma.core.atomic import atomic_write_bytes, atomic_write_text
+from karma.core.errors import InputError
+from karma.core.events import MUSIC_NUMERIC, VISUAL_NUMERIC
+from karma.core.records import (
+    SceneRef,
+    Transition,
+    VideoFeatures,
+    normalize_question_type,
+    transition_id,
+)
+from karma.qa.grounding import GraphSource, fold_sources, given_source, graph_truth, rule_id
+
+QA_MAKE_VERSION = 1
+MANIFEST = "qa_make.json"
+GROUNDING = "question_grounding.jsonl"
+TRANSITIONS_SUFFIX = "_transitions.json"
+MIN_PER_TYPE = 20
+"""Types with fewer questions are not checked on their own (one question moves a rate by 5 points or more);
+they still count in the check over all questions."""
+BASELINES = ("most_frequent_letter", "longest_option", "word_overlap")
+"""The no-model baselines the generator measures on what it made (``karma.data.baselines``)."""
+OPTION_TEXTS = {
+    "music:spectral_centroid:up": "spectral centroid increases",
+    "music:spectral_centroid:down": "spectral centroid decreases",
+}
+"""Option texts that differ from the event titles: "spectral brightness" would share a word with a
+question about on-screen brightness, and word overlap would pick it."""
+
+
+class AnswerBiasError(InputError):
+    """The made set can be answered without a model above the allowed rate; nothing was written."""
+
+
+class QaMakeConfig(BaseModel):
+    """What ``karma qa make`` reads, writes and decides with."""
+
+    data: Path
+    """Folder of ``*_causal_features.json`` (and optionally ``*_transitions.json``)."""
+    out: Path
+    """Output folder (created)."""
+    graph: Path | None = None
+    """A graph to ground every question on (built from other videos); None: one graph per fold."""
+    seed: int = 0
+    """Seed of the question maker (same seed -> byte-identical files)."""
+    folds: int = Field(default=5, ge=2)
+    """Folds by video when no graph is given (``karma eval``'s default, so the leave-out matches)."""
+    fold_seed: int = 0
+    """Seed of the fold assignment (``karma eval --fold-seed``)."""
+    variables: list[str] | None = None
+    """Variables a question may ask about (its cause and its answer); None: every one the features
+    measure. Distractors still come from every variable."""
+    max_bias: float = Field(default=0.30, ge=0.0, le=1.0)
+    """Highest accuracy a no-model baseline may reach, overall and per type, before the set is refused."""
+    allow_bias: bool = False
+    """Write the set even when a baseline beats ``max_bias`` (recorded in the manifest)."""
+
+
+class QaMakeSummary(BaseModel):
+    """What ``make_qa`` wrote and why it left things out."""
+
+    out_dir: str
+    """Output folder."""
+    videos: int
+    """Videos with at least one question."""
+    transitions: int
+    """Transitions read."""
+    asked: int
+    """Transitions that got questions."""
+    questions: int
+    """Questions written."""
+    questions_per_type: dict[str, int]
+    """Questions per normalized type."""
+    skipped_transitions: dict[str, int]
+    """Reason -> transitions without questions."""
+    skipped_videos: dict[str, str]
+    """Video id -> why none of its transitions was asked about (given graph built from it)."""
+    graphs: dict[str, dict[str, Any]]
+    """Graph key -> name, content hash, number of left-out videos."""
+    baselines: dict[str, float]
+    """No-model baseline accuracies over all questions."""
+    baselines_per_type: dict[str, dict[str, float]]
+    """The same per type."""
+    bias_allowed: bool = False
+    """True when a baseline beat ``max_bias`` and the set was written anyway (``allow_bias``)."""
+
+
+def _fail(message: str) -> InputError:
+    return InputError(message)
+
+
+def _load_features(data: Path) -> tuple[dict[str, VideoFeatures], dict[str, Path], list[Transition]]:
+    from karma.data import DataValidationError, load_dataset
+
+    try:
+        dataset = load_dataset(data)
+    except DataValidationError as exc:
+        first = next((p for p in exc.problems if p.severity == "error"), None)
+        raise _fail(f"{data}: {first if first is not None else exc}") from exc
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from exc
+    if not dataset.features:
+        raise _fail(f"{data}: no *_causal_features.json files (run `karma extract` on the videos first)")
+    paths = {}
+    for name in dataset.feature_files:
+        path = Path(name)
+        video = path.name.removesuffix("_causal_features.json")
+        if video in dataset.features:
+            paths.setdefault(video, path)
+    return dataset.features, paths, dataset.graph_transitions()
+
+
+def _scene(raw: object, where: str) -> SceneRef:
+    try:
+        return SceneRef.model_validate({"name": raw} if isinstance(raw, str) else raw)
+    except ValueError as exc:
+        reason = str(exc).splitlines()[-1].strip() if str(exc) else "invalid"
+        raise _fail(f"{where}: {reason}") from None
+
+
+def read_transitions_file(path: Path, video_id: str) -> list[Transition]:
+    """The transitions of a ``karma extract`` transitions file (QA layout, no questions)."""
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _fail(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(items, list):
+        raise _fail(f"{path}: expected a list of transitions, got {type(items).__name__}")
+    out = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _fail(f"{path}: transition {index}: expected an object")
+        scenes = {}
+        for field in ("past_scene", "current_scene"):
+            if field not in item:
+                raise _fail(f"{path}: transition {index}: field {field} is missing")
+            scenes[field] = _scene(item[field], f"{path}: transition {index}: field {field}")
+        out.append(Transition(video_id=video_id, index=index, **scenes))
+    return out
+
+
+def _video_transitions(
+    data: Path, features: dict[str, VideoFeatures], qa_transitions: list[Transition]
+) -> dict[str, list[Transition]]:
+    """Per video: the transitions file's transitions, else the QA files', else consecutive scenes."""
+    from graph.ckg.inputs import feature_transitions
+
+    files = {
+        p.name.removesuffix(TRANSITIONS_SUFFIX): p
+        for p in sorted(data.rglob(f"*{TRANSITIONS_SUFFIX}") if data.is_dir() else [])
+    }
+    from_qa: dict[str, list[Transition]] = {}
+    for t in qa_transitions:
+        from_qa.setdefault(t.video_id, []).append(t.model_copy(update={"questions": []}))
+    consecutive: dict[str, list[Transition]] = {}
+    for t in feature_transitions(features, set(files) | set(from_qa)):
+        consecutive.setdefault(t.video_id, []).append(t)
+    out: dict[str, list[Transition]] = {}
+    for video in sorted(features):
+        if video in files:
+            out[video] = read_transitions_file(files[video], video)
+        else:
+            out[video] = from_qa.get(video) or consecutive.get(video, [])
+    return out
+
+
+def _variable(event_id: str) -> str:
+    return event_id.split(":", 2)[1]
+
+
+def _scene_json(scene: SceneRef) -> dict[str, str] | str:
+    if scene.start_time is None or scene.end_time is None:
+        return scene.name
+    return {"name": scene.name, "start_time": scene.start_time, "end_time": scene.end_time}
+
+
+def _maker(features: dict[str, VideoFeatures], sources: dict[str, GraphSource], seed: int):
+    """The synthesizer's question maker with a vocabulary read off the features and the graphs."""
+    from graph.ckg.scene_values import scene_values
+    from karma.synth.questions import QuestionMaker
+    from karma.synth.truth import index_truth
+
+    thresholds: dict[str, float] = {}
+    for source in sorted({s.key: s for s in sources.values()}.values(), key=lambda s: s.key):
+        for name, value in source.thresholds.items():
+            thresholds.setdefault(name, value)
+    lows: dict[str, float] = {}
+    highs: dict[str, float] = {}
+    actions: set[str] = set()
+    objects: set[str] = set()
+    modes: set[str] = set()
+    for video in sorted(features):
+        for scene in features[video].scenes.values():
+            values = scene_values(scene)
+            for name, value in values.numeric.items():
+                if value == value:  # not NaN
+                    lows[name] = min(lows.get(name, value), value)
+                    highs[name] = max(highs.get(name, value), value)
+            if values.action:
+                actions.add(values.action)
+            objects.update(values.objects or ())
+            if values.mode:
+                modes.add(values.mode)
+    measured = [n for n in thresholds if n in lows]
+    music_vocab = [f"music:{n}:{d}" for n in MUSIC_NUMERIC if n in measured for d in ("up", "down")]
+    if modes:
+        music_vocab += ["music:mode:major_to_minor", "music:mode:minor_to_major"]
+    visual = [n for n in VISUAL_NUMERIC if n in measured]
+    return QuestionMaker(
+        truth=index_truth([], [], []),
+        rng=random.Random(seed),
+        music_vocab=music_vocab,
+        visual_numeric_vocab=[f"visual:{n}:{d}" for n in visual for d in ("up", "down")],
+        action_vocab=[f"visual:action:*->{label}" for label in sorted(actions)],
+        object_vocab=[f"visual:object:appears:{label}" for label in sorted(objects)],
+        effect_to_cause_probability=0.4,
+        trap_probability=0.8,
+        max_traps=2,
+        visual_ranges={n: (lows[n], highs[n], thresholds[n], 2.0 * thresholds[n]) for n in visual},
+        texts=dict(OPTION_TEXTS),
+        letters_per_type=True,
+    )
+
+
+def _aggregated(source: GraphSource) -> list[str]:
+    raw = source.graph.build_config.get("aggregate_variables")
+    return [str(v) for v in raw] if isinstance(raw, list) else ["action"]
+
+
+def _prepare_out(out: Path, videos: set[str]) -> None:
+    """Refuse a folder holding Karma-MV files that are not ours; remove our stale ones."""
+    out.mkdir(parents=True, exist_ok=True)
+    ours = (out / MANIFEST).is_file()
+    for path in sorted(out.iterdir()):
+        if not path.is_file():
+            continue
+        video = path.name.removesuffix("_qa.json").removesuffix("_causal_features.json")
+        if video == path.name or video in videos:
+            continue
+        if not ours:
+            raise _fail(
+                f"{out}: holds Karma-MV files that karma qa make did not write (e.g. {path.name}); "
+                "use an empty or new output folder"
+            )
+        path.unlink()
+
+
+def make_qa(config: QaMakeConfig) -> QaMakeSummary:
+    """Make, check and write the questions (see the module docstring). Raises InputError for bad input
+    and AnswerBiasError (nothing written) when a no-model baseline beats ``config.max_bias``."""
+    from karma.core.records import Question
+    from karma.data.baselines import baseline_accuracies
+    from karma.qa.cuts import defined_variables, make_cut
+
+    features, feature_paths, qa_transitions = _load_features(config.data)
+    transitions = _video_transitions(config.data, features, qa_transitions)
+    video_ids = sorted(features)
+    skipped_videos: dict[str, str] = {}
+    if config.graph is not None:
+        try:
+            sources, skipped_videos = given_source(config.graph, video_ids)
+        except (FileNotFoundError, ValueError) as exc:
+            raise _fail(f"--graph {config.graph}: {exc}") from None
+    else:
+        try:
+            sources = fold_sources(video_ids, qa_transitions, features, config.folds, config.fold_seed)
+        except ValueError as exc:
+            raise _fail(f"{config.data}: {exc}") from None
+    known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
+    if config.variables is not None:
+        unknown = sorted(set(config.variables) - known)
+        if unknown:
+            raise _fail(f"--variables: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    truths = {s.key: graph_truth(s.graph) for s in sources.values()}
+    maker = _maker(features, sources, config.seed)
+
+    qa_files: dict[str, list[dict[str, Any]]] = {}
+    grounding: list[str] = []
+    made: list[Question] = []
+    skipped: Counter[str] = Counter()
+    n_transitions = 0
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    for video in video_ids:
+        if video not in sources:
+            n_transitions += len(transitions[video])
+            skipped["video skipped (see skipped_videos)"] += len(transitions[video])
+            continue
+        source = sources[video]
+        truth = truths[source.key]
+        maker.truth = truth
+        maker.where = f"in graph {source.name}"
+        rule_events = {e for edge in truth.edges for e in (edge.cause, edge.effect)}
+        scenes = features[video].scenes
+        items: list[dict[str, Any]] = []
+        for t in transitions[video]:
+            n_transitions += 1
+            past = scenes.get(t.past_scene.name.removesuffix(".mp4"))
+            current = scenes.get(t.current_scene.name.removesuffix(".mp4"))
+            if past is None or current is None:
+                skipped["a scene is missing from the feature file"] += 1
+                continue
+            cut = make_cut(past, current, source.thresholds, truth, _aggregated(source))
+            if not cut.visual_events and not cut.music_events:
+                skipped["no change detected"] += 1
+                continue
+            allowed = defined_variables(past, current)
+            if config.variables is not None:
+                allowed &= set(config.variables)
+            cut.fired = [p for p in cut.fired if _variable(p[0]) in allowed and _variable(p[1]) in allowed]
+            if not cut.fired:
+                skipped["no rule of the graph fired (cause and effect both observed)"] += 1
+                continue
+            maker.answerable = frozenset(e for e in rule_events if _variable(e) in allowed)
+            try:
+                drafts = maker.make(cut, require_counterfactual=False)
+            except ValueError as exc:
+                skipped[str(exc).split(" (", 1)[0]] += 1
+                continue
+            index = len(items)
+            questions = []
+            for qi, draft in enumerate(drafts):
+                questions.append(draft.published())
+                qtype = normalize_question_type(draft.type)
+                made.append(Question.model_validate({**questions[-1], "type": qtype, "raw_type": draft.type}))
+                observed = draft.type == "Evidence Reasoning"
+                grounding.append(
+                    dumps(
+                        {
+                            "question_id": f"{transition_id(video, index)}/q{qi}",
+                            "video_id": video,
+                            "transition_index": index,
+                            "question_index": qi,
+                            "source_transition": t.index,
+                            "type": qtype.value if qtype is not None else draft.type,
+                            "form": draft.form,
+                            "grounding": "observed" if observed else "rule",
+                            "fact": rule_id(draft.cause_events[0], draft.effect_event),
+                            "graph": source.name,
+                            "graph_key": source.key,
+                            "graph_hash": source.content_hash,
+                            "cause_events": draft.cause_events,
+                            "effect_event": draft.effect_event,
+                            "answer": draft.answer,
+                            "answer_event": draft.answer_event,
+                            "option_events": draft.option_events,
+                            "observed_visual": cut.visual_events,
+                            "observed_music": cut.music_events,
+                        }
+                    )
+                )
+            items.append(
+                {
+                    "current_scene": _scene_json(t.current_scene),
+                    "past_scene": _scene_json(t.past_scene),
+                    "questions": questions,
+                }
+            )
+        if items:
+            qa_files[video] = items
+
+    if not made:
+        reasons = "; ".join(f"{n} {why}" for why, n in skipped.most_common(3))
+        raise _fail(f"{config.data}: no questions could be made from {n_transitions} transitions ({reasons})")
+    baselines = baseline_accuracies(made)
+    by_type: dict[str, dict[str, float]] = {}
+    for qtype in sorted({q.type.value for q in made}):
+        by_type[qtype] = baseline_accuracies([q for q in made if q.type.value == qtype])
+    per_type = Counter(q.type.value for q in made)
+    scopes = [("all questions", baselines)] + [
+        (qtype, values) for qtype, values in by_type.items() if per_type[qtype] >= MIN_PER_TYPE
+    ]
+    worst = [
+        (scope, name, value)
+        for scope, values in scopes
+        for name, value in values.items()
+        if name in BASELINES and value > config.max_bias
+    ]
+    if worst and not config.allow_bias:
+        scope, name, value = max(worst, key=lambda w: w[2])
+        raise AnswerBiasError(
+            f"refusing to write {len(made)} questions: the no-model baseline {name} scores {value:.1%} on "
+            f"{scope} (limit {config.max_bias:.0%}); try another --seed or more videos, or --allow-bias"
+        )
+
+    _prepare_out(config.out, set(qa_files))
+    for video, items in qa_files.items():
+        atomic_write_text(config.out / f"{video}_qa.json", json.dumps(items, ensure_ascii=False))
+        atomic_write_bytes(config.out / f"{video}_causal_features.json", feature_paths[video].read_bytes())
+    atomic_write_text(config.out / GROUNDING, "\n".join(grounding) + "\n")
+    graphs = {
+        s.key: {"name": s.name, "content_hash": s.content_hash, "left_out_videos": len(s.excluded)}
+        for s in sorted({s.key: s for s in sources.values()}.values(), key=lambda s: s.key)
+    }
+    summary = QaMakeSummary(
+        out_dir=str(config.out),
+        videos=len(qa_files),
+        transitions=n_transitions,
+        asked=sum(len(items) for items in qa_files.values()),
+        questions=len(made),
+        questions_per_type=dict(sorted(Counter(q.type.value for q in made).items())),
+        skipped_transitions=dict(sorted(skipped.items())),
+        skipped_videos=skipped_videos,
+        graphs=graphs,
+        baselines={k: round(v, 4) for k, v in baselines.items()},
+        baselines_per_type={t: {k: round(v, 4) for k, v in b.items()} for t, b in by_type.items()},
+        bias_allowed=bool(worst),
+    )
+    manifest = {
+        "qa_make_version": QA_MAKE_VERSION,
+        "config": {
+            **config.model_dump(mode="json", exclude={"data", "out", "graph"}),
+            "graph": str(config.graph) if config.graph is not None else None,
+        },
+        "summary": summary.model_dump(mode="json", exclude={"out_dir"}),
+    }
+    atomic_write_text(config.out / MANIFEST, json.dumps(manifest, indent=1))
+    return summary
