@@ -287,6 +287,22 @@ def serialize_fact_lines(
     return block.lines, block.shown
 
 
+def complete(backend: Backend, requests: Sequence[ChatRequest]) -> list[Completion]:
+    """The completions of ``requests`` from ONE ``backend.generate`` call, one per request.
+
+    Every run path (``karma ask``, ``karma eval`` and its tasks through ``karma.eval.scheduler``, the
+    inspect_ai bridge, the HarmonySet-OE judge) reaches a model through this function and nothing else
+    (tests/pipelines/test_one_backend_caller.py walks the sources), so the one-completion-per-request
+    check and any future accounting live in one place.
+    """
+    completions = backend.generate(list(requests))
+    if len(completions) != len(requests):
+        raise RuntimeError(
+            f"backend {backend.name} returned {len(completions)} completions for {len(requests)} requests"
+        )
+    return completions
+
+
 def answer_prepared(backend: Backend, prepared: Sequence[PreparedPrompt]) -> list[AnswerRecord]:
     """Run all prepared prompts in ONE ``backend.generate`` call and parse every output."""
     from pipelines.parsing import parse_answer
@@ -294,12 +310,8 @@ def answer_prepared(backend: Backend, prepared: Sequence[PreparedPrompt]) -> lis
     if not prepared:
         return []
     started = time.perf_counter()
-    completions = backend.generate([p.request for p in prepared])
+    completions = complete(backend, [p.request for p in prepared])
     elapsed = time.perf_counter() - started
-    if len(completions) != len(prepared):
-        raise RuntimeError(
-            f"backend {backend.name} returned {len(completions)} completions for {len(prepared)} requests"
-        )
     records = []
     for item, completion in zip(prepared, completions, strict=True):
         records.append(_record(item, completion, backend, elapsed / len(prepared), parse_answer))

@@ -8,6 +8,7 @@
 #
 #   bash scripts/ablation_1p5b.sh run NAME     # NAME: contrary1k-qwen15-loglik | contrary1k-qwen15-loglik-links
 #                                              #     | default1k-qwen15-loglik | contrary1k-qwen15-generate
+#                                              #     | default1k-qwen15-loglik-links | contrary1k-qwen15-generate-links
 #   bash scripts/ablation_1p5b.sh save         # copy every run's records into results/ablation/
 #   bash scripts/ablation_1p5b.sh report       # karma report --recompute on every saved run
 #
@@ -35,6 +36,8 @@ run() {
     contrary1k-qwen15-loglik) data=$(world contrary); extra=(--answer-mode loglik) ;;
     contrary1k-qwen15-loglik-links) data=$(world contrary); extra=(--answer-mode loglik --fact-links options) ;;
     default1k-qwen15-loglik) data=$(world default); extra=(--answer-mode loglik) ;;
+    default1k-qwen15-loglik-links) data=$(world default); extra=(--answer-mode loglik --fact-links options) ;;
+    contrary1k-qwen15-generate-links) data=$(world contrary); extra=(--answer-mode generate --fact-links options) ;;
     contrary1k-qwen15-generate) data=$(world contrary); extra=(--answer-mode generate) ;;
     *) echo "unknown run $name" >&2; exit 2 ;;
   esac

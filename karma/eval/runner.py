@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +27,13 @@ from pydantic import BaseModel
 
 from karma.core.hashing import canonical_hash
 from karma.eval import hygiene
-from karma.eval.cache import CACHE_FILE_NAME, ResponseCache, cache_key, is_cacheable
+from karma.eval.cache import CACHE_FILE_NAME, ResponseCache
 from karma.eval.config import EvalConfig
 from karma.eval.graphs import GraphPlan
 from karma.eval.records import BaselineRecord, SampleRecord
 from karma.eval.results import aggregate, timing
 from karma.eval.rundir import RunDir, check_resumable
+from karma.eval.scheduler import Scheduler, Work
 from karma.records import OPTION_LETTERS, Question, Transition, normalize_question_type
 
 CONFIG_SCHEMA = 1
@@ -366,174 +365,42 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
 
 
 def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
-    from karma.eval.prompt_log import PromptLog
-    from pipelines.answering import parse_answer_safely
-    from pipelines.backends import get_backend
-    from pipelines.parsing import make_parser, parse_answer
-
     ev = _Evaluation(config, progress)
+    _refuse_before_loading(config)
     owns_backend = backend is None
-    if config.use_cache and config.cache_path:
-        ResponseCache(Path(config.cache_path)).close()  # a bad --cache fails before a model loads
-    if config.pipeline == "vlm" and config.clips and not Path(config.clips).is_dir():
-        from karma.core.errors import InputError
-
-        raise InputError(
-            f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)"
-        )
-    if backend is None:
-        backend = get_backend(config.backend, **config.backend_options)
-    from pipelines.loglik import wrap_backend
-
-    backend = wrap_backend(backend, config.answer_mode, config.score_pick)
+    backend = _open_backend(config, backend)
     ev.count_tokens = getattr(backend, "count_tokens", None)
     cache = None
     try:
-        sample_pipeline = _make_pipeline(config, None, use_graph=False)
-        template = sample_pipeline.template
+        template = _make_pipeline(config, None, use_graph=False).template
         payload = ev.config_payload(backend, template.sha256, template.version)
         guard = hygiene.start(config, payload, ev.dataset)
         ev.write_config(payload)
-
         done = ev.run.finished_keys()
-        baseline_done = {b.question_id for b in ev.run.baselines()}
         todo = [
             (t, q, arm) for t, q in ev.selected for arm in config.arms if (t.question_id(q), arm) not in done
         ]
-        selected_pairs = len(ev.selected) * len(config.arms)
-        if config.use_cache:
-            from karma.core.paths import cache_dir
-
-            cache_path = Path(config.cache_path) if config.cache_path else cache_dir("eval") / CACHE_FILE_NAME
-            cache = ResponseCache(cache_path)
-        settings = backend.settings
-        model_id = backend.model_id
+        cache = _open_cache(config)
         batch_size, concurrency = _defaults(config, backend, len(todo))
-
-        def items() -> Iterator[_Item]:
-            for transition, question in ev.selected:
-                qid = transition.question_id(question)
-                if qid not in baseline_done:
-                    baselines.append(ev.baseline_record(transition, question))
-                    baseline_done.add(qid)
-                for t, q, arm in ((transition, question, a) for a in config.arms):
-                    if (qid, arm) in done:
-                        continue
-                    key = ev.plan.key_for(t.video_id)
-                    features = ev.dataset.features.get(t.video_id)
-                    prepared = ev.pipeline(key, arm).prepare(t, q, features)
-                    yield _Item(t, q, arm, key, prepared)
-
-        parse = make_parser(ev.option_similarity) if config.answer_mode == "generate" else parse_answer
-        prompt_log = PromptLog(ev.run.path) if config.log_prompts else None
-        counts: Counter[str] = Counter()
-        baselines: list[BaselineRecord] = []
         started = time.perf_counter()
-        with (
-            ev.run.sample_appender() as samples,
-            ev.run.baseline_appender() as baseline_writer,
-            _progress_bar(progress, len(todo)) as bar,
-            ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="karma-eval") as pool,
-        ):
+        with _Records(ev, done) as records, _progress_bar(progress, len(todo)) as bar:
             task = bar.add_task(f"eval {config.backend} ckg={'+'.join(config.arms)}", total=len(todo))
-
-            def flush_baselines() -> None:
-                while baselines:
-                    baseline_writer.append(baselines.pop(0))
-
-            def write(item: _Item, completion: Any, cached: bool) -> None:
-                parsed = parse_answer_safely(parse, completion, item.prepared)
-                if prompt_log is not None:
-                    prompt_log.append(item.transition.question_id(item.question), item.arm, item.prepared)
-                record = SampleRecord(
-                    question_id=item.transition.question_id(item.question),
-                    video_id=item.transition.video_id,
-                    transition_id=item.transition.transition_id,
-                    question_type=str(item.question.type),
-                    arm=item.arm,  # type: ignore[arg-type]
-                    fold=ev.plan.fold_index(item.transition.video_id),
-                    graph_hash=item.prepared.graph_hash
-                    or (ev.plan.graph(item.graph_key).content_hash() if item.arm == "on" else None),
-                    prompt_hash=item.prepared.prompt_hash,
-                    template_version=item.prepared.template_version,
-                    fact_ids=item.prepared.fact_ids,
-                    answer=item.question.answer,
-                    raw_completion=completion.text,
-                    parsed_letter=parsed.letter,
-                    parse_status=parsed.status,
-                    parse_rule=parsed.rule,
-                    correct=parsed.letter is not None and parsed.letter == item.question.answer,
-                    error=completion.error,
-                    finish_reason=completion.finish_reason,
-                    latency_s=0.0 if cached else completion.latency_s,
-                    prompt_tokens=completion.prompt_tokens,
-                    completion_tokens=completion.completion_tokens,
-                    cached=cached,
-                    scoring=completion.meta if parsed.status == "scored" else None,
-                )
-                # Cache first: a kill between the two writes then costs a cache hit, never a lost answer.
-                if cache is not None and not cached and item.cache_key is not None:
-                    cache.put(item.cache_key, model_id, completion)
-                flush_baselines()
-                samples.append(record)
-                guard.observe(record.question_id, item.arm, record.error, cached)
-                counts["answered"] += 1
-                counts["cached"] += int(cached)
-                bar.advance(task)
-
-            in_flight: dict[Future, list[_Item]] = {}
-            source = items()
-            exhausted = False
-            pending: list[_Item] = []
-
-            def fill() -> None:
-                # Prepare prompts until a full batch waits; cache hits are written at once.
-                nonlocal exhausted
-                while not exhausted and len(pending) < batch_size:
-                    item = next(source, None)
-                    if item is None:
-                        exhausted = True
-                        break
-                    request = item.prepared.request
-                    if cache is not None and is_cacheable(request):
-                        item.cache_key = cache_key(settings, model_id, request)
-                        hit = cache.get(item.cache_key)
-                        if hit is not None:
-                            write(item, hit, cached=True)
-                            continue
-                    pending.append(item)
-
-            while True:
-                fill()
-                if pending and len(in_flight) < concurrency:
-                    batch, pending[:] = list(pending), []
-                    in_flight[pool.submit(backend.generate, [i.prepared.request for i in batch])] = batch
-                    continue
-                if not in_flight:
-                    if exhausted and not pending:
-                        break
-                    continue
-                finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for future in finished:
-                    batch = in_flight.pop(future)
-                    completions = future.result()
-                    if len(completions) != len(batch):
-                        raise RuntimeError(
-                            f"backend {backend.name} returned {len(completions)} completions for {len(batch)} requests"
-                        )
-                    for item, completion in zip(batch, completions, strict=True):
-                        write(item, completion, cached=False)
-            flush_baselines()
+            scheduler = Scheduler(
+                backend, batch_size=batch_size, concurrency=concurrency, cache=cache, guard=guard,
+                advance=lambda: bar.advance(task), thread_prefix="karma-eval",
+            )  # fmt: skip
+            counts = scheduler.run(records.works(), records.write)
         elapsed = time.perf_counter() - started
         results = finalize(ev.run, config)
         guard.finish()
+        selected_pairs = len(ev.selected) * len(config.arms)
         return RunSummary(
             backend_errors=backend_error_count(results),
             run_dir=str(ev.run.path),
             selected=selected_pairs,
             already_done=selected_pairs - len(todo),
-            answered=counts["answered"],
-            cache_hits=counts["cached"],
+            answered=counts.answered,
+            cache_hits=counts.cached,
             elapsed_s=elapsed,
             data_problems=len(ev.dataset.problems),
             removed_for_features=ev.dataset.questions_removed_for_features,
@@ -543,6 +410,128 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             cache.close()
         if owns_backend:
             backend.close()
+
+
+def _refuse_before_loading(config: EvalConfig) -> None:
+    """Refuse what can only fail (a bad --cache, a --clips that is no folder) before a model loads."""
+    if config.use_cache and config.cache_path:
+        ResponseCache(Path(config.cache_path)).close()
+    if config.pipeline == "vlm" and config.clips and not Path(config.clips).is_dir():
+        from karma.core.errors import InputError
+
+        raise InputError(
+            f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)"
+        )
+
+
+def _open_backend(config: EvalConfig, backend: Any) -> Any:
+    """``backend`` (or the configured one, built) wrapped for the run's answer mode."""
+    from pipelines.backends import get_backend
+    from pipelines.loglik import wrap_backend
+
+    if backend is None:
+        backend = get_backend(config.backend, **config.backend_options)
+    return wrap_backend(backend, config.answer_mode, config.score_pick)
+
+
+def _open_cache(config: EvalConfig) -> ResponseCache | None:
+    """The response cache of the run (``--cache`` or the shared one), or None with ``--no-cache``."""
+    if not config.use_cache:
+        return None
+    from karma.core.paths import cache_dir
+
+    return ResponseCache(
+        Path(config.cache_path) if config.cache_path else cache_dir("eval") / CACHE_FILE_NAME
+    )
+
+
+class _Records:
+    """The run's writers: which (question, arm) pairs to ask (:meth:`works`), and the sample, baseline
+    and prompt-log record of each answer (:meth:`write`, the scheduler's callback)."""
+
+    def __init__(self, ev: _Evaluation, done: set[tuple[str, str]]) -> None:
+        from karma.eval.prompt_log import PromptLog
+        from pipelines.parsing import make_parser, parse_answer
+
+        self.ev = ev
+        self.done = done
+        self.baseline_done = {b.question_id for b in ev.run.baselines()}
+        self.baselines: list[BaselineRecord] = []
+        generate = ev.config.answer_mode == "generate"
+        self.parse = make_parser(ev.option_similarity) if generate else parse_answer
+        self.prompt_log = PromptLog(ev.run.path) if ev.config.log_prompts else None
+
+    def __enter__(self) -> _Records:
+        self.samples = self.ev.run.sample_appender().__enter__()
+        self.baseline_writer = self.ev.run.baseline_appender().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is None:
+                self.flush_baselines()
+        finally:
+            self.baseline_writer.__exit__(*exc)
+            self.samples.__exit__(*exc)
+
+    def works(self) -> Iterator[Work]:
+        """Each selected question's baselines (once), then one :class:`Work` per arm not yet answered."""
+        ev = self.ev
+        for transition, question in ev.selected:
+            qid = transition.question_id(question)
+            if qid not in self.baseline_done:
+                self.baselines.append(ev.baseline_record(transition, question))
+                self.baseline_done.add(qid)
+            for arm in ev.config.arms:
+                if (qid, arm) in self.done:
+                    continue
+                key = ev.plan.key_for(transition.video_id)
+                features = ev.dataset.features.get(transition.video_id)
+                prepared = ev.pipeline(key, arm).prepare(transition, question, features)
+                yield Work((qid, arm), prepared.request, _Item(transition, question, arm, key, prepared))
+
+    def flush_baselines(self) -> None:
+        while self.baselines:
+            self.baseline_writer.append(self.baselines.pop(0))
+
+    def write(self, work: Work, completion: Any, cached: bool) -> None:
+        from pipelines.answering import parse_answer_safely
+
+        item: _Item = work.payload
+        parsed = parse_answer_safely(self.parse, completion, item.prepared)
+        if self.prompt_log is not None:
+            self.prompt_log.append(work.key[0], item.arm, item.prepared)
+        self.flush_baselines()
+        self.samples.append(self.record(item, completion, parsed, cached))
+
+    def record(self, item: _Item, completion: Any, parsed: Any, cached: bool) -> SampleRecord:
+        ev, t = self.ev, item.transition
+        return SampleRecord(
+            question_id=t.question_id(item.question),
+            video_id=t.video_id,
+            transition_id=t.transition_id,
+            question_type=str(item.question.type),
+            arm=item.arm,  # type: ignore[arg-type]
+            fold=ev.plan.fold_index(t.video_id),
+            graph_hash=item.prepared.graph_hash
+            or (ev.plan.graph(item.graph_key).content_hash() if item.arm == "on" else None),
+            prompt_hash=item.prepared.prompt_hash,
+            template_version=item.prepared.template_version,
+            fact_ids=item.prepared.fact_ids,
+            answer=item.question.answer,
+            raw_completion=completion.text,
+            parsed_letter=parsed.letter,
+            parse_status=parsed.status,
+            parse_rule=parsed.rule,
+            correct=parsed.letter is not None and parsed.letter == item.question.answer,
+            error=completion.error,
+            finish_reason=completion.finish_reason,
+            latency_s=0.0 if cached else completion.latency_s,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cached=cached,
+            scoring=completion.meta if parsed.status == "scored" else None,
+        )
 
 
 def backend_error_count(results: dict[str, Any]) -> int:

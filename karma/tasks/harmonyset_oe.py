@@ -13,6 +13,7 @@ and every summary says so. The paper never averages the four dimensions; karma r
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -198,48 +199,57 @@ def run_oe(
     The data is read (and refused) before the folder is created.
     """
     from karma.eval.hygiene import ErrorGuard
+    from karma.eval.scheduler import Scheduler, Work
     from karma.tasks.runner import locked_run_folder
     from pipelines.answering import request_hash
-    from pipelines.backends.base import ChatMessage, ChatRequest, ContentPart
 
     pairs, _ = (task or HarmonySetOeTask()).pairs(data, lenient=lenient)
     if not pairs:
         raise InputError(f"{resolve_json(data)}: no valid HarmonySet pair to answer")
     pairs = pairs[:limit] if limit else pairs
-    answered = 0
     with locked_run_folder(out, "task run") as run:
         done = {s.pair_id for s in latest_samples(run) if s.error is None}
         guard = ErrorGuard(run, max_error_rate)
         guard.start()
+        works = (
+            Work((pair.id, "av"), _oe_request(pair, max_tokens, temperature, seed), pair)
+            for pair in pairs
+            if pair.id not in done
+        )
         with JsonlAppender(run / "samples.jsonl") as writer:
-            for pair in pairs:
-                if pair.id in done:
-                    continue
-                request = ChatRequest(
-                    messages=[
-                        ChatMessage(
-                            role="user",
-                            content=[
-                                ContentPart(type="video_url", url=Path(pair.video).as_uri()),
-                                ContentPart(type="text", text=pair.question),
-                            ],
-                        )
-                    ],
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    seed=seed,
-                )
-                (completion,) = backend.generate([request])
+
+            def write(work: Work, completion: Any, cached: bool) -> None:
+                pair = work.payload
                 writer.append(
                     OeSample(
                         pair_id=pair.id, question=pair.question, reference=pair.reference,
-                        raw_completion=completion.text, prompt_hash=request_hash(request), error=completion.error,
+                        raw_completion=completion.text, prompt_hash=request_hash(work.request), error=completion.error,
                     )
                 )  # fmt: skip
-                answered += 1
-                guard.observe(pair.id, "av", completion.error)
+
+            counts = Scheduler(backend, guard=guard, thread_prefix="karma-oe").run(works, write)
         guard.finish()
-    return answered
+    return counts.answered
+
+
+def _oe_request(pair: Any, max_tokens: int, temperature: float, seed: int) -> Any:
+    """The open question of ``pair`` with its video, as one chat request."""
+    from pipelines.backends.base import ChatMessage, ChatRequest, ContentPart
+
+    return ChatRequest(
+        messages=[
+            ChatMessage(
+                role="user",
+                content=[
+                    ContentPart(type="video_url", url=Path(pair.video).as_uri()),
+                    ContentPart(type="text", text=pair.question),
+                ],
+            )
+        ],
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+    )
 
 
 def load_judge_template(path: Path = JUDGE_TEMPLATE) -> dict[str, Any]:
@@ -280,8 +290,8 @@ def judge_run(
     run_dir: str | Path, backend: Any, *, max_tokens: int = 48, progress: bool = False
 ) -> dict[str, Any]:
     """Judge every sample of ``run_dir`` not judged yet, then write ``judge_results.json``."""
+    from karma.eval.scheduler import Scheduler, Work
     from pipelines.answering import request_hash
-    from pipelines.backends.base import ChatMessage, ChatRequest
 
     run = Path(run_dir)
     samples = [s for s in latest_samples(run) if s.error is None]  # a backend error is no answer to judge
@@ -291,32 +301,41 @@ def judge_run(
     version = f"{template['version']} ({template['sha256'][:12]})"
     done = {j.key for j in read_jsonl(run / "judgments.jsonl", Judgment)[0]}
     todo = [s for s in samples if (s.pair_id, s.arm) not in done]
+    works = (Work((s.pair_id, s.arm), _judge_request(template, s, max_tokens), s) for s in todo)
     with JsonlAppender(run / "judgments.jsonl") as writer:
-        for n, sample in enumerate(todo, start=1):
-            request = ChatRequest(
-                messages=[
-                    ChatMessage(role="system", content=template["system"]),
-                    ChatMessage(
-                        role="user",
-                        content=template["user"].format(
-                            reference=sample.reference, answer=sample.raw_completion
-                        ),
-                    ),
-                ],
-                max_tokens=max_tokens,
-            )
-            (completion,) = backend.generate([request])
+
+        def write(work: Work, completion: Any, cached: bool) -> None:
+            sample = work.payload
             scores, status = parse_scores(completion.text, tuple(template["scale"]))
             writer.append(
                 Judgment(
                     pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
-                    judge_prompt_hash=request_hash(request), judge_template=version, raw_output=completion.text,
+                    judge_prompt_hash=request_hash(work.request), judge_template=version, raw_output=completion.text,
                     scores=scores, parse_status=status if completion.error is None else "none", error=completion.error,
                 )
             )  # fmt: skip
             if progress:
-                print(f"judged {n}/{len(todo)}", file=sys.stderr, flush=True)
+                print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
+
+        judged = itertools.count(1)
+        Scheduler(backend, thread_prefix="karma-judge").run(works, write)
     return summarize_judgments(run)
+
+
+def _judge_request(template: dict[str, Any], sample: Any, max_tokens: int) -> Any:
+    """The judge's chat request for one OE answer (system + user from the versioned template)."""
+    from pipelines.backends.base import ChatMessage, ChatRequest
+
+    return ChatRequest(
+        messages=[
+            ChatMessage(role="system", content=template["system"]),
+            ChatMessage(
+                role="user",
+                content=template["user"].format(reference=sample.reference, answer=sample.raw_completion),
+            ),
+        ],
+        max_tokens=max_tokens,
+    )
 
 
 def summarize_judgments(run_dir: Path) -> dict[str, Any]:

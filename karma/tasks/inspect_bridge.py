@@ -107,7 +107,9 @@ class KarmaModelAPI(ModelAPI):
         self, input: list[Any], tools: list[Any], tool_choice: Any, config: GenerateConfig
     ) -> ModelOutput:
         request = _to_karma(input, config)
-        (completion,) = await asyncio.to_thread(self.backend.generate, [request])
+        from pipelines.answering import complete
+
+        (completion,) = await asyncio.to_thread(complete, self.backend, [request])
         if completion.error:
             return ModelOutput.from_content(
                 model=self.backend.model_id, content="", stop_reason="unknown", error=completion.error

@@ -18,7 +18,6 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -322,40 +321,32 @@ def _answer(
     guard: ErrorGuard,
     progress: bool,
 ) -> int:
-    """Send ``todo`` in batches, up to ``config.concurrency`` calls in flight; append each record as
-    it comes back (fsynced) and let ``guard`` stop the run past ``--max-error-rate``."""
-    batches = [todo[i : i + config.batch_size] for i in range(0, len(todo), config.batch_size)]
-    answered = 0
-    with (
-        JsonlAppender(out / "samples.jsonl") as samples,
-        ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="karma-task") as pool,
-    ):
-        in_flight: dict[Future, tuple[list[tuple[TaskItem, str]], list[Any]]] = {}
-        queue = iter(batches)
-        while True:
-            while len(in_flight) < config.concurrency and (batch := next(queue, None)) is not None:
-                requests = [_request(config, prep, i, a, out / "media") for i, a in batch]
-                in_flight[pool.submit(backend.generate, requests)] = (batch, requests)
-            if not in_flight:
-                break
-            finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-            for future in finished:
-                batch, requests = in_flight.pop(future)
-                completions = future.result()
-                if len(completions) != len(batch):
-                    raise RuntimeError(
-                        f"backend returned {len(completions)} completions for {len(batch)} requests"
-                    )
-                for (item, arm), request, completion in zip(batch, requests, completions, strict=True):
-                    sample = _sample(prep, item, arm, request, completion)
-                    samples.append(sample)
-                    answered += 1
-                    guard.observe(item.id, arm, sample.error)
+    """Answer ``todo`` through the one scheduler (``karma.eval.scheduler``: batches of
+    ``config.batch_size``, up to ``config.concurrency`` calls in flight, ``guard`` stopping the run past
+    ``--max-error-rate``), appending each record as it comes back (fsynced)."""
+    from karma.eval.scheduler import Scheduler, Work
+
+    works = (
+        Work((item.id, arm), _request(config, prep, item, arm, out / "media"), item) for item, arm in todo
+    )
+    written = 0
+    with JsonlAppender(out / "samples.jsonl") as samples:
+
+        def write(work: Work, completion: Any, cached: bool) -> None:
+            nonlocal written
+            samples.append(_sample(prep, work.payload, work.key[1], work.request, completion))
+            written += 1
             if progress:
-                print(f"\r{prep.task.name}: {answered}/{len(todo)}", end="", file=sys.stderr)
+                print(f"\r{prep.task.name}: {written}/{len(todo)}", end="", file=sys.stderr)
+
+        scheduler = Scheduler(
+            backend, batch_size=config.batch_size, concurrency=config.concurrency, guard=guard,
+            thread_prefix="karma-task",
+        )  # fmt: skip
+        counts = scheduler.run(works, write)
     if progress and todo:
         print(file=sys.stderr)
-    return answered
+    return counts.answered
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
