@@ -45,8 +45,11 @@ def show_task(
     name: Annotated[str, typer.Argument(help="A registered task name (`karma tasks list`).")],
     as_json: Annotated[bool, typer.Option("--json", help=_JSON_HELP)] = False,
 ) -> None:
-    """One task: title, kind, arms, metrics, what --data must point at, whether its numbers compare
-    with the paper's, and its options (-T KEY=VALUE) with type, default and meaning."""
+    """One task: title, kind, arms, metrics, data, paper comparability and its options (-T KEY=VALUE).
+
+    Each option is shown with its type, its default and what it does (the docstring of the field in
+    the task's options model).
+    """
     from karma.tasks import task_card
 
     card = task_card(name)
