@@ -13,7 +13,7 @@ from graph.ckg.scene_values import MODALITY, scene_values
 from karma.core.events import MUSIC_NUMERIC, VISUAL_NUMERIC
 from karma.core.records import SceneFeatures
 from karma.qa.grounding import describable
-from karma.synth.questions import Cut
+from karma.synth.questions import ASSOCIATION, Cut
 from karma.synth.truth import GroundTruth
 
 
@@ -59,7 +59,7 @@ def make_cut(
         (cause, effect)
         for cause in visual_events
         for effect in truth.effects_of.get(cause, ())
-        if effect in observed
+        if effect in observed and truth.edge_of[(cause, effect)].kind != ASSOCIATION
     ]
     return Cut(
         visual_before=_numbers(before.numeric, VISUAL_NUMERIC),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from graph.model import CausalGraph
 from karma.core.records import Transition, VideoFeatures
+from karma.synth.questions import ASSOCIATION
 from karma.synth.truth import GroundTruth, TrueEdge, index_truth
 
 MUSIC_CHANGE_KINDS = ("up", "down", "major_to_minor", "minor_to_major")
@@ -62,18 +63,41 @@ def describable(event_id: str) -> bool:
 
 
 def graph_truth(graph: CausalGraph) -> GroundTruth:
-    """The graph's ``causes`` edges between describable events as rules (strength = confidence);
-    its ``co_moves`` edges as proxies, so a proxy is never offered as a wrong cause."""
+    """The graph's ``causes`` edges between describable events as rules (strength = confidence).
+
+    Every other link the graph knows of stays out of the distractor pools without becoming an answer
+    (edges of kind ``association``): ``co_moves`` edges (also proxies, so never a wrong cause), the
+    associations left out for failing the precedence test (``build_config["left_out_undirected"]``),
+    and a state effect (``music:mode:is:minor``) read as the flip into that state."""
     edges: list[TrueEdge] = []
+    links: list[tuple[str, str]] = []
     proxies: list[dict[str, str]] = []
     for edge in graph.edges.values():
-        if not (describable(edge.source) and describable(edge.target)):
-            continue
-        if edge.relation == "causes":
+        if edge.relation == "causes" and describable(edge.source) and describable(edge.target):
             edges.append(TrueEdge(edge.source, edge.target, round(edge.confidence, 2), len(edges), "graph"))
-        elif edge.relation == "co_moves":
-            proxies.append({"cause": edge.source, "effect": edge.target, "via": edge.id})
+        elif edge.relation in ("causes", "co_moves"):
+            links.append((edge.source, edge.target))
+            if edge.relation == "co_moves" and describable(edge.source) and describable(edge.target):
+                proxies.append({"cause": edge.source, "effect": edge.target, "via": edge.id})
+    for pair in graph.build_config.get("left_out_undirected") or []:  # type: ignore[union-attr]
+        if isinstance(pair, dict) and "source" in pair and "target" in pair:
+            links.append((str(pair["source"]), str(pair["target"])))
+    rules = {(e.cause, e.effect) for e in edges}
+    for source, target in sorted(set(links)):
+        for effect in _as_changes(target):
+            if describable(source) and describable(effect) and (source, effect) not in rules:
+                rules.add((source, effect))
+                edges.append(TrueEdge(source, effect, 0.0, len(edges), ASSOCIATION))
     return index_truth(edges, [], proxies)
+
+
+def _as_changes(event_id: str) -> list[str]:
+    """The change events an effect stands for: itself, or for a mode state the flip into it."""
+    if event_id == "music:mode:is:minor":
+        return ["music:mode:major_to_minor"]
+    if event_id == "music:mode:is:major":
+        return ["music:mode:minor_to_major"]
+    return [event_id]
 
 
 def rule_id(cause: str, effect: str) -> str:

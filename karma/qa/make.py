@@ -37,6 +37,7 @@ from karma.core.records import (
     transition_id,
 )
 from karma.qa.grounding import GraphSource, fold_sources, given_source, graph_truth, rule_id
+from karma.synth.questions import ASSOCIATION
 
 QA_MAKE_VERSION = 1
 MANIFEST = "qa_make.json"
@@ -316,7 +317,9 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
         truth = truths[source.key]
         maker.truth = truth
         maker.where = f"in graph {source.name}"
-        rule_events = {e for edge in truth.edges for e in (edge.cause, edge.effect)}
+        rule_events = {
+            e for edge in truth.edges for e in (edge.cause, edge.effect) if edge.kind != ASSOCIATION
+        }
         scenes = features[video].scenes
         items: list[dict[str, Any]] = []
         for t in transitions[video]:

@@ -23,6 +23,9 @@ from karma.core.events import parse_event_id
 from karma.core.records import OPTION_LETTERS
 from karma.synth.truth import GroundTruth, visual_event
 
+ASSOCIATION = "association"
+"""Kind of a truth edge that is a known link but not a rule: kept out of every distractor pool, never an
+answer (``karma.qa`` marks a graph's undirected associations and co-movements so)."""
 UNITS = {"loudness": " dB", "tempo": " BPM", "valence": " (1-9 scale)", "arousal": " (1-9 scale)"}
 VISUAL_NAMES = {
     "brightness": "brightness",
@@ -143,11 +146,12 @@ class QuestionMaker:
     """Event ids a counterfactual may ask about (its cause and answer); None: every event of the truth.
     Questions about real videos leave out variables their features do not measure reliably."""
     letters_per_type: bool = False
-    """Balance answer letters within each question type (blocks of four per type), not only over the
-    whole set: a small set (``karma qa make`` on a few videos) then stays balanced type by type."""
+    """Balance answer letters within each question type and over the whole set at once (not by blocks
+    of four over the whole set): a small set (``karma qa make`` on a few videos) stays balanced type by
+    type."""
     _titles: dict[str, str] = field(default_factory=dict)
     _letters: list[str] = field(default_factory=list)
-    _type_letters: dict[str, list[str]] = field(default_factory=dict)
+    _type_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     _steer: dict[str, _LengthSteer] = field(default_factory=dict)
 
     # -- vocabulary -----------------------------------------------------------------------------
@@ -160,14 +164,21 @@ class QuestionMaker:
         return title
 
     def _next_letter(self, kind: str = "") -> str:
-        letters = (
-            self._type_letters.setdefault(kind.split("-")[0], []) if self.letters_per_type else self._letters
-        )
-        if not letters:
+        if self.letters_per_type:
+            # The letter least used in this type, then least used overall (ties at random): the counts of
+            # a type stay within one of each other, and the overall counts close to it.
+            per_type = self._type_counts.setdefault(kind.split("-")[0], dict.fromkeys(OPTION_LETTERS, 0))
+            overall = self._type_counts.setdefault("", dict.fromkeys(OPTION_LETTERS, 0))
+            low = min((per_type[x], overall[x]) for x in OPTION_LETTERS)
+            letter = self.rng.choice([x for x in OPTION_LETTERS if (per_type[x], overall[x]) == low])
+            per_type[letter] += 1
+            overall[letter] += 1
+            return letter
+        if not self._letters:
             block = list(OPTION_LETTERS)
             self.rng.shuffle(block)
-            letters.extend(block)
-        return letters.pop()
+            self._letters = block
+        return self._letters.pop()
 
     # -- text -----------------------------------------------------------------------------------
     @staticmethod
@@ -397,6 +408,8 @@ class QuestionMaker:
         effects = []
         for effect in self.truth.effects_of[cause]:
             if self.answerable is not None and effect not in self.answerable:
+                continue
+            if self.truth.edge_of[(cause, effect)].kind == ASSOCIATION:
                 continue
             if effect == "music:mode:major_to_minor" and cut.past_minor:
                 continue
