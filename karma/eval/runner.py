@@ -64,7 +64,9 @@ class RunSummary(BaseModel):
     elapsed_s: float
     """Wall time of the answering loop."""
     data_problems: int = 0
-    """Problems the (lenient) loader reported and skipped."""
+    """Records the (lenient) loader left out with an error."""
+    data_notes: int = 0
+    """Warnings and inferences the loader reported about records it kept (nothing left out)."""
     removed_for_features: int = 0
     """Valid questions that left the denominator because a scene they need has a feature problem."""
     backend_errors: int = 0
@@ -402,7 +404,8 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
             answered=counts.answered,
             cache_hits=counts.cached,
             elapsed_s=elapsed,
-            data_problems=len(ev.dataset.problems),
+            data_problems=len(ev.dataset.errors),
+            data_notes=len(ev.dataset.problems) - len(ev.dataset.errors),
             removed_for_features=ev.dataset.questions_removed_for_features,
         )
     finally:
