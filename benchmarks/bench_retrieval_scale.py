@@ -54,6 +54,8 @@ from machine import describe_machine  # noqa: E402
 BUILD_GOAL = 10.0
 LATENCY_GOAL = 20.0
 MEMORY_GOAL = 2048
+MODEL_LOAD_SECONDS = 0.0
+"""Seconds the MiniLM model took to load at the start of the run (part of a cold static+rerank answer)."""
 IMPORT_SECONDS: dict[int, float] = {}
 """Seconds the GraphRAG import of each graph took (by id), for the cold static-route time."""
 
@@ -175,6 +177,9 @@ def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
     texts = view.node_texts() + view.edge_texts()
     n_edges = len(view.edge_ids)
     print(f"  texts to embed: {len(texts)} ({len(view.node_ids)} nodes + {n_edges} edges)")
+
+    if args.routes_only:
+        return _routes_only(graph, view, entities, texts, args, model)
 
     # -- build ---------------------------------------------------------------------------------------------
     old_tps, new_tps, picked = embedding_rates(model, texts, args.sample, args.rounds)
@@ -308,6 +313,25 @@ def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
     return out
 
 
+def _routes_only(graph, view, entities, texts, args, model) -> dict[str, float]:
+    """``--routes-only``: the keyword scan and the embedding routes, without the build, memory and
+    baseline comparisons above (the MiniLM throughput for an extrapolated exact build is measured on a
+    ``--sample`` of the graph's texts, best of ``--rounds``)."""
+    from retrieval import RetrievalQuery, get_retriever
+
+    picked = _sample(texts, args.sample)
+    tps = max(_best_rate(model.encode_corpus, picked, 1) for _ in range(args.rounds))
+    print(
+        f"  {model.model_id}: {tps:.1f} texts/s on {len(picked)} of these texts (64-row batches), best of {args.rounds}"
+    )
+    pairs = graphrag_synth.questions(graph, args.questions, seed=1)
+    queries = [RetrievalQuery(question=q) for q, _ in pairs]
+    truth = [t for _, t in pairs]
+    streamed = queries[: args.keyword_questions]
+    kw_lat, kw_res = _stream(get_retriever("keyword", view), streamed, args.k)
+    return _routes(graph, view, entities, texts, streamed, truth, kw_res, statistics.fmean(kw_lat), tps, args)
+
+
 def _overlap(results, reference) -> float:
     """Mean share of the reference's top-k facts that ``results`` also returns."""
     shares = [
@@ -318,65 +342,185 @@ def _overlap(results, reference) -> float:
     return statistics.fmean(shares) if shares else 0.0
 
 
+class _StoredVectors:
+    """The exact MiniLM index's stored vectors standing in for the query-time MiniLM vectors of the same
+    texts (rerank embedder of the overlap curve: every pool size on every question without embedding
+    the pools again); questions and other texts go to the model. Same model, same texts: the stored
+    corpus vectors differ from per-text ones only in float32's last bits (``CORPUS_TOLERANCE``)."""
+
+    route = "exact"
+    disk_cache = None
+
+    def __init__(self, view, index, model) -> None:
+        import numpy as np
+
+        self._model = model
+        self.model_id = model.model_id
+        self.table = {}
+        for texts, vectors in (
+            (view.node_texts(), index.node_vectors),
+            (view.edge_texts(), index.edge_vectors),
+        ):
+            self.table.update(zip(texts, np.asarray(vectors), strict=True))
+        self.embedded = 0
+
+    @property
+    def dim(self) -> int:
+        return self._model.dim
+
+    def encode(self, texts):
+        import numpy as np
+
+        self.embedded += len(texts)
+        missing = [text for text in dict.fromkeys(texts) if text not in self.table]
+        if missing:
+            self.table.update(zip(missing, self._model.encode(missing), strict=True))
+        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def _forget_exact_vectors(model) -> None:
+    """Empty the process's in-memory MiniLM text cache (a cold query-time rerank)."""
+    from retrieval import embed
+
+    embed._CACHES.get(model.model_ref, {}).clear()
+
+
+def _exact_index(view, entities, args):
+    """The exact MiniLM route's index: built here (measured) up to ``--exact-max`` entities, read back
+    from ``--exact-cache`` when stored there by an earlier run (its build time is the one measured when
+    it was built, from its meta.json); None above ``--exact-max``."""
+    from retrieval.embed import Embedder
+    from retrieval.index import GraphIndex, load_or_build_index
+
+    if entities > args.exact_max:
+        return None, None
+    embedder = Embedder(route="exact")
+    if args.exact_cache is not None:
+        index = load_or_build_index(view, embedder, args.exact_cache / f"exact_{entities}")
+    else:
+        index = GraphIndex.build(view, embedder)
+    return index, embedder
+
+
 def _routes(
     graph, view, entities, texts, queries, truth, kw_res, kw_mean, exact_tps, args
 ) -> dict[str, float]:
-    """Static route vs exact MiniLM route vs keyword scan: build time and recall@k, side by side."""
+    """Static route, static+rerank and the exact MiniLM route vs the keyword scan: build time, cold
+    time, per-question latency, recall@k of the true edges and top-k overlap with the exact route."""
     from retrieval.embed import Embedder
-    from retrieval.hybrid import HybridRetriever
+    from retrieval.hybrid import HybridConfig, HybridRetriever
     from retrieval.index import GraphIndex
 
     truth = truth[: len(queries)]
+    imported = IMPORT_SECONDS.get(id(graph), 0.0)
     print(
         f"  -- embedding routes ({len(texts)} texts; {len(queries)} questions, recall@{args.k} of the true edge) --"
     )
     static_embedder = Embedder(route="static")
     static_index = GraphIndex.build(view, static_embedder)
     static_build = static_index.build_seconds
-    static = HybridRetriever(view, embedder=static_embedder, index=static_index)
-    cold_q = queries[0]
+    static = HybridRetriever(
+        view, embedder=static_embedder, index=static_index, config=HybridConfig(rerank_pool=0)
+    )
     started = time.perf_counter()
-    static.retrieve(cold_q, k=args.k)  # first answer: the question's static embedding + retrieval
+    static.retrieve(queries[0], k=args.k)  # first answer: the question's static embedding + retrieval
     first_answer = time.perf_counter() - started
+    static_lat, _ = _stream(static, queries[: args.rerank_questions], args.k)
     static_res = static.retrieve_many(queries, k=args.k)
     static_recall = _recall(static_res, truth)
     s = static_index.stats()
-    rows = [
-        (
-            "static (model2vec, 256 dims)",
-            f"{static_build:.1f} (embed {float(s['embed_seconds']):.1f}, measured)",
-            static_recall,
-        )
-    ]
     out: dict[str, float] = {"static_build_s": static_build, "static_recall": static_recall}
-    exact_recall = float("nan")
-    overlap = float("nan")
-    if entities <= args.exact_max:
-        exact_embedder = Embedder(route="exact")
-        exact_index = GraphIndex.build(view, exact_embedder)
+    exact_index, exact_embedder = _exact_index(view, entities, args)
+    exact_res = None
+    if exact_index is not None:
         exact = HybridRetriever(view, embedder=exact_embedder, index=exact_index)
         exact_res = exact.retrieve_many(queries, k=args.k)
         exact_recall = _recall(exact_res, truth)
-        overlap = _overlap(static_res, exact_res)
         exact_build = exact_index.build_seconds
-        rows.append(("exact MiniLM (384 dims)", f"{exact_build:.1f} (measured)", exact_recall))
-        del exact, exact_index
-        gc.collect()
+        how = "measured earlier, read back" if exact_index.loaded_from_disk else "measured"
+        exact_row = (f"{exact_build:.1f} ({how})", exact_recall)
     else:
         exact_build = len(texts) / exact_tps + (static_build - float(s["embed_seconds"]))
-        rows.append(
-            (
-                "exact MiniLM (384 dims)",
-                f"{exact_build:.0f} (extrapolated: {exact_tps:.1f} texts/s)",
-                float("nan"),
-            )
+        exact_recall = float("nan")
+        exact_row = (f"{exact_build:.0f} (extrapolated: {exact_tps:.1f} texts/s)", float("nan"))
+
+    def overlap_of(results) -> float:
+        return float("nan") if exact_res is None else _overlap(results, exact_res[: len(results)])
+
+    def shown(value: float) -> str:
+        return "not run" if value != value else f"{value:.3f}"
+
+    static_cold = imported + static_build + first_answer
+    static_built = f"{static_build:.1f} (embed {float(s['embed_seconds']):.1f}, measured)"
+    print(
+        f"  {'route':<26} {'index build s':>38} {'cold s':>7} {'ms/question':>12} {'recall':>7} {'overlap':>8}"
+    )
+    print(
+        f"  {'static (model2vec, 256d)':<26} {static_built:>38} "
+        f"{static_cold:>7.1f} {statistics.fmean(static_lat) * 1e3:>12.1f} {static_recall:>7.3f} "
+        f"{shown(overlap_of(static_res)):>8}"
+    )
+    out["cold_s"] = static_cold
+    out["static_overlap"] = overlap_of(static_res)
+    # static+rerank, per pool: the first answer from a cold start (no MiniLM vector in memory; the
+    # model's load, measured at the start of the run, is added), then questions one at a time (the
+    # in-memory text cache warms across them, as in a session), on the real query-time MiniLM vectors.
+    sample = queries[: args.rerank_questions]
+    for pool in args.pools:
+        _forget_exact_vectors(static_embedder)
+        reranked = HybridRetriever(
+            view, embedder=static_embedder, index=static_index, config=HybridConfig(rerank_pool=pool)
         )
-    rows.append(("keyword scan", "0 (no index)", _recall(kw_res, truth[: len(kw_res)])))
-    print(f"  {'route':<30} {'build s':>36}   recall@{args.k}")
-    for name, build, recall in rows:
-        shown = "not run" if recall != recall else f"{recall:.3f}"
-        print(f"  {name:<30} {build:>36}   {shown}")
-    cold = IMPORT_SECONDS.get(id(graph), 0.0) + static_build + first_answer
+        started = time.perf_counter()
+        first = reranked.retrieve(sample[0], k=args.k)
+        rerank_first = time.perf_counter() - started
+        lat, res = _stream(reranked, sample[1:], args.k)
+        res = [first, *res]
+        cold = imported + static_build + MODEL_LOAD_SECONDS + rerank_first
+        overlap = overlap_of(res)
+        print(
+            f"  {reranked.route:<26} {'(the static index)':>38} {cold:>7.1f} {statistics.fmean(lat) * 1e3:>12.1f} "
+            f"{_recall(res, truth[: len(res)]):>7.3f} {shown(overlap):>8}   (first answer {rerank_first:.1f} s, "
+            f"{len(res)} questions, real MiniLM vectors at query time)"
+        )
+        out[f"rerank{pool}_cold_s"] = cold
+        out[f"rerank{pool}_ms"] = statistics.fmean(lat) * 1e3
+        if overlap == overlap:
+            out[f"rerank{pool}_overlap"] = overlap
+        del reranked
+        gc.collect()
+    print(f"  {'exact MiniLM (384d)':<26} {exact_row[0]:>38} {'':>7} {'':>12} {shown(exact_row[1]):>7}")
+    print(
+        f"  {'keyword scan':<26} {'0 (no index)':>38} {'':>7} {kw_mean * 1e3:>12.1f} {_recall(kw_res, truth[: len(kw_res)]):>7.3f}"
+    )
+    print(
+        f"  (cold = import {imported:.1f} s + index build + first answer; static+rerank adds the MiniLM load, "
+        f"{MODEL_LOAD_SECONDS:.1f} s at the start of this run; the distilled static model comes from the cache: "
+        f"distilling it once took {static_embedder._static().distill_seconds:.1f} s in this process)"
+    )
+    if exact_res is not None and args.curve:
+        # overlap vs pool on every question, the exact index's stored MiniLM vectors standing in for the
+        # query-time ones (see _StoredVectors): what the pool buys, at no embedding cost here.
+        print(
+            f"  overlap with the exact route's top-{args.k} vs pool, all {len(queries)} questions (stored MiniLM vectors):"
+        )
+        stand_in = _StoredVectors(view, exact_index, exact_embedder)
+        for pool in args.curve:
+            stand_in.embedded = 0
+            curve = HybridRetriever(
+                view,
+                embedder=static_embedder,
+                index=static_index,
+                config=HybridConfig(rerank_pool=pool),
+                rerank_embedder=stand_in,  # type: ignore[arg-type]
+            )
+            res = curve.retrieve_many(queries, k=args.k)
+            same = sum(a.fact_ids == b.fact_ids for a, b in zip(res, exact_res, strict=True))
+            print(
+                f"    pool {pool:>5}: overlap {_overlap(res, exact_res):.3f}, identical lists {same}/{len(res)}, "
+                f"recall {_recall(res, truth):.3f}, texts looked up a question {stand_in.embedded / len(queries):.0f}"
+            )
+            out[f"curve{pool}_overlap"] = _overlap(res, exact_res)
     print(
         f"  static vs exact: build {exact_build / static_build:.1f}x faster; recall@{args.k} ratio "
         + (
@@ -384,27 +528,11 @@ def _routes(
             if exact_recall != exact_recall
             else f"{static_recall / max(exact_recall, 1e-9):.3f}"
         )
-        + f", top-{args.k} overlap with the exact route "
-        + ("not measured" if overlap != overlap else f"{overlap:.3f}")
-        + f"; static vs keyword: recall@{args.k} {static_recall:.3f} vs {_recall(kw_res, truth[: len(kw_res)]):.3f}, "
-        f"mean latency keyword {kw_mean * 1e3:.1f} ms"
+        + f"; static vs keyword: recall@{args.k} {static_recall:.3f} vs {_recall(kw_res, truth[: len(kw_res)]):.3f}"
     )
-    print(
-        f"  cold static retrieve: import {IMPORT_SECONDS.get(id(graph), 0.0):.1f} s + index "
-        f"{static_build:.1f} s + first answer {first_answer * 1e3:.1f} ms = {cold:.1f} s (distilled model from the "
-        f"cache; distilling it once took {static_embedder._static().distill_seconds:.1f} s in this process)"
-    )
-    out.update(
-        {"exact_build_s": exact_build, "route_build_ratio": exact_build / static_build, "cold_s": cold}
-    )
+    out.update({"exact_build_s": exact_build, "route_build_ratio": exact_build / static_build})
     if exact_recall == exact_recall:
-        out.update(
-            {
-                "exact_recall": exact_recall,
-                "recall_ratio": static_recall / max(exact_recall, 1e-9),
-                "overlap": overlap,
-            }
-        )
+        out.update({"exact_recall": exact_recall, "recall_ratio": static_recall / max(exact_recall, 1e-9)})
     del static, static_index
     gc.collect()
     return out
@@ -458,14 +586,40 @@ def main() -> None:
         help="Largest size whose whole exact-route (MiniLM) index is built for the route comparison; above "
         "it the exact build is extrapolated and its recall not measured.",
     )
+    parser.add_argument(
+        "--exact-cache",
+        type=Path,
+        default=None,
+        help="Keep each size's exact MiniLM index in DIR/exact_<size> and read it back in later runs (its "
+        "build time is then the one measured when it was built).",
+    )
+    parser.add_argument(
+        "--pools", default="200", help="static+rerank pools timed on real query-time MiniLM vectors."
+    )
+    parser.add_argument(
+        "--rerank-questions", type=int, default=30, help="Questions answered one at a time per pool."
+    )
+    parser.add_argument(
+        "--curve",
+        default="0,50,100,200,400,800",
+        help="Pools of the overlap curve on every question (where the exact index exists); empty: none.",
+    )
+    parser.add_argument(
+        "--routes-only", action="store_true", help="Only the embedding routes and the keyword scan."
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval_scale"))
     args = parser.parse_args()
+    args.pools = [int(v) for v in args.pools.split(",") if v.strip()]
+    args.curve = [int(v) for v in args.curve.split(",") if v.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     print(describe_machine())
     from retrieval.embed import Embedder, HashingEmbedder
 
+    global MODEL_LOAD_SECONDS
+    started = time.perf_counter()
     model = Embedder()
     model.encode(["warm-up"])
+    MODEL_LOAD_SECONDS = time.perf_counter() - started
     vectors = model if args.vectors == "model" else HashingEmbedder(model.dim)
     print(f"full-graph vectors: {vectors.model_id}; embedding throughput: {model.model_id}")
     summary = {}

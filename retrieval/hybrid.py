@@ -52,6 +52,28 @@ PAIR_CHUNK = 8192
 """(query, candidate edge) pairs whose exact similarities are computed in one step (bounded memory)."""
 RELEVANCE_DECIMALS = 3
 """Relevance is compared at this precision; within one step the edge strength decides."""
+RERANK_POOL = 200
+"""Default ``HybridConfig.rerank_pool`` (measured: docs/retrieval.md, "The static route")."""
+RERANK_ENV = "KARMA_RERANK_POOL"
+"""Environment variable that sets the rerank pool when the config leaves it unset."""
+
+
+def rerank_pool(value: int | None = None) -> int:
+    """The rerank pool: ``value`` when given, else ``$KARMA_RERANK_POOL``, else ``RERANK_POOL``.
+    ValueError on a negative or non-integer setting."""
+    import os
+
+    if value is not None:
+        chosen: object = value
+    else:
+        chosen = os.environ.get(RERANK_ENV) or RERANK_POOL
+    try:
+        pool = int(str(chosen).strip())
+    except ValueError:
+        raise ValueError(f"${RERANK_ENV} must be a whole number >= 0, got {chosen!r}") from None
+    if pool < 0:
+        raise ValueError(f"the rerank pool must be >= 0, got {pool}")
+    return pool
 
 
 class HybridConfig(BaseModel):
@@ -93,6 +115,12 @@ class HybridConfig(BaseModel):
     """Strength factor per edge relation: causes above co-movement, concept links last."""
     budget_tokens: int | None = Field(default=None, ge=1)
     """When set, facts are cut to fit this many tokens (estimated as in serialize_facts)."""
+    rerank_pool: int | None = Field(default=None, ge=0)
+    """On the static embedding route only: how many static candidates per question (nearest nodes,
+    nearest edges, and candidate edges by their static score) are re-scored with the exact model's
+    vectors, computed at query time for those texts only (``static+rerank``). ``None``:
+    ``$KARMA_RERANK_POOL``, else ``RERANK_POOL``; 0: static similarities only. Ignored on the exact
+    route."""
 
 
 def events_from_deltas(deltas: Mapping[str, float], thresholds: Mapping[str, float]) -> list[str]:
@@ -122,6 +150,7 @@ class HybridRetriever(Retriever):
         index_dir: str | Path | None = None,
         config: HybridConfig | None = None,
         index_config: IndexConfig | None = None,
+        rerank_embedder: Embedder | None = None,
     ) -> None:
         self.view = view
         self.config = config or HybridConfig()
@@ -134,6 +163,22 @@ class HybridRetriever(Retriever):
             raise ValueError(
                 f"index was built for graph {self.index.content_hash}, not for this graph {view.content_hash}"
             )
+        # static+rerank: the static index proposes, the exact model's vectors (of the proposed texts
+        # only, computed per text at query time and cached) decide, with the exact route's scoring.
+        self._exact: Embedder | None = None
+        self.pool = 0
+        if self.index.route == "static":
+            self.pool = rerank_pool(self.config.rerank_pool)
+            if self.pool:
+                self._exact = rerank_embedder or Embedder(
+                    self.embedder.model_ref,
+                    device=self.embedder.device_setting,
+                    disk_cache=self.embedder.disk_cache,
+                    route="exact",
+                )
+                if self._exact.route != "exact":
+                    raise ValueError("the rerank embedder must be on the exact route")
+        self._texts: dict[str, list[str]] = {}
         self.thresholds = graph_thresholds(view.graph.build_config)
         self._node_row = {node_id: row for row, node_id in enumerate(view.node_ids)}
         edges = [view.graph.edges[edge_id] for edge_id in view.edge_ids]
@@ -180,6 +225,53 @@ class HybridRetriever(Retriever):
             arrays += [matrix.data, matrix.indices, matrix.indptr]
         return int(sum(array.nbytes for array in arrays))
 
+    @property
+    def route(self) -> str:
+        """How questions are matched: ``exact`` (the model's vectors), ``static`` (the distilled
+        static vectors alone) or ``static+rerank-<pool>`` (static candidates, exact re-scoring)."""
+        if self.index.route != "static":
+            return self.index.route
+        return f"static+rerank-{self.pool}" if self._exact is not None else "static"
+
+    # -- static+rerank: exact vectors of proposed texts only ---------------------------------------
+    def _table_texts(self, table: str) -> list[str]:
+        texts = self._texts.get(table)
+        if texts is None:
+            texts = self._texts[table] = self.view.node_texts() if table == "node" else self.view.edge_texts()
+        return texts
+
+    def _exact_rows(self, table: str, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), dim) exact-model vectors of some node or edge rows: ``Embedder.encode`` of their
+        texts (one text per forward pass, so a row's vector never depends on what else is asked;
+        cached by text in memory and, with a disk cache, on disk)."""
+        assert self._exact is not None
+        texts = self._table_texts(table)
+        return self._exact.encode([texts[row] for row in rows.tolist()])
+
+    def _nearest(
+        self, table: str, vecs: np.ndarray, exact_vecs: np.ndarray | None, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``n`` node or edge rows per query, as ``VectorSearch.search`` returns them. static+rerank:
+        the static index's top ``pool`` rows, re-scored with exact vectors (float64 inner product,
+        rounded), ranked by (similarity desc, row asc), as the exact route's search ranks its own."""
+        search = self.index.node_search if table == "node" else self.index.edge_search
+        if self._exact is None or exact_vecs is None or n <= 0:
+            return search.search(vecs, n)
+        from retrieval.ann import exact_similarities
+
+        _, proposed = search.search(vecs, max(n, self.pool))
+        width = min(n, len(search.vectors))
+        sims = np.full((len(vecs), width), -np.inf)
+        rows = np.full((len(vecs), width), -1, dtype=np.int64)
+        for i in range(len(vecs)):
+            candidates = np.unique(proposed[i][proposed[i] >= 0])
+            table_vectors = self._exact_rows(table, candidates)
+            exact = exact_similarities(table_vectors, np.arange(len(candidates)), exact_vecs[i])
+            order = np.lexsort((candidates, -exact))[:width]
+            sims[i, : len(order)] = exact[order]
+            rows[i, : len(order)] = candidates[order]
+        return sims, rows
+
     # -- facts -------------------------------------------------------------------------------------
     def _fact(self, column: int, score: float) -> Fact:
         cached = self._facts.get(column)
@@ -213,8 +305,13 @@ class HybridRetriever(Retriever):
             hypothetical_clause(q.question) if q.question_type == "counterfactual" else None for q in queries
         ]
         hypo_rows = [i for i, text in enumerate(hypo) if text]
-        vectors = self.embedder.encode(main_texts + [hypo[i] for i in hypo_rows])  # type: ignore[misc]
+        query_texts: list[str] = main_texts + [hypo[i] for i in hypo_rows]  # type: ignore[list-item]
+        vectors = self.embedder.encode(query_texts)
         main_vecs, hypo_vecs = vectors[:b], vectors[b:]
+        # static+rerank: the questions' exact vectors too (static ones propose, exact ones decide)
+        exact_vectors = self._exact.encode(query_texts) if self._exact is not None else None
+        main_exact = exact_vectors[:b] if exact_vectors is not None else None
+        hypo_exact = exact_vectors[b:] if exact_vectors is not None else None
 
         # 1. seeds: observed events + the nearest nodes (question, and the hypothetical clause), added
         # in this order per query (the same float sums whatever else is in the batch).
@@ -245,11 +342,11 @@ class HybridRetriever(Retriever):
                 # directions of the variable ("brightness decreases" for "gone up") is not a seed.
                 ruled_out[i].update(self._alternatives.get(row, ()))
         firm = _rows_matrix(seed_maps, n)  # stated + observed: what relevance counts (step 4)
-        for rows_of, vecs, weight in (
-            (list(range(b)), main_vecs, 1.0),
-            (hypo_rows, hypo_vecs, config.hypothetical_weight),
+        for rows_of, vecs, exact_of, weight in (
+            (list(range(b)), main_vecs, main_exact, 1.0),
+            (hypo_rows, hypo_vecs, hypo_exact, config.hypothetical_weight),
         ):
-            sims, rows = self.index.node_search.search(vecs, config.node_seeds)
+            sims, rows = self._nearest("node", vecs, exact_of, config.node_seeds)
             for j, i in enumerate(rows_of):
                 for sim, row in zip(sims[j].tolist(), rows[j].tolist(), strict=True):
                     if row >= 0 and sim >= config.min_similarity and row not in ruled_out[i]:
@@ -275,7 +372,7 @@ class HybridRetriever(Retriever):
         touched = (mask @ self._incidence).tocoo()
 
         # 3. candidates: edges next to a reached node, plus the question's nearest edges (ANN + exact).
-        sims, rows = self.index.edge_search.search(main_vecs, config.edge_seeds)
+        sims, rows = self._nearest("edge", main_vecs, main_exact, config.edge_seeds)
         hit_q, hit_e = np.nonzero((rows >= 0) & (sims >= config.min_similarity))
         pair_q = np.concatenate([touched.row.astype(np.int64), hit_q.astype(np.int64)])
         pair_e = np.concatenate([touched.col.astype(np.int64), rows[hit_q, hit_e].astype(np.int64)])
@@ -311,13 +408,25 @@ class HybridRetriever(Retriever):
         hypo_of = np.full(b, -1, dtype=np.int64)
         hypo_of[hypo_rows] = np.arange(len(hypo_rows))
 
-        def scores_of(positions: np.ndarray) -> np.ndarray:
-            """Exact scores of some candidate pairs (similarities computed for those pairs only)."""
-            sims = self._pair_similarities(pair_q[positions], pair_e[positions], main_vecs)
+        def scores_of(positions: np.ndarray, exact: bool = True) -> np.ndarray:
+            """Scores of some candidate pairs (similarities computed for those pairs only): with the
+            index's vectors, or on static+rerank (``exact``) with the exact model's vectors of those
+            edges (the static ones when ``exact`` is False: the pool's proxy)."""
+            table: np.ndarray | None = None
+            columns = pair_e[positions]
+            q_main, q_hypo = main_vecs, hypo_vecs
+            if self._exact is not None and exact:
+                assert main_exact is not None and hypo_exact is not None
+                unique = np.unique(columns)
+                table = self._exact_rows("edge", unique)
+                columns = np.searchsorted(unique, columns)
+                q_main, q_hypo = main_exact, hypo_exact
+            sims = self._pair_similarities(pair_q[positions], columns, q_main, table)
             in_hypo = hypo_of[pair_q[positions]] >= 0
             if in_hypo.any():
-                where = positions[in_hypo]
-                hypo_sims = self._pair_similarities(hypo_of[pair_q[where]], pair_e[where], hypo_vecs)
+                hypo_sims = self._pair_similarities(
+                    hypo_of[pair_q[positions[in_hypo]]], columns[in_hypo], q_hypo, table
+                )
                 sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
             sims[concept_pair[positions]] = 0.0
             return pair_scores(
@@ -332,6 +441,24 @@ class HybridRetriever(Retriever):
             )
 
         scores = np.full(len(pair_q), -np.inf)
+        pooled = np.ones(len(pair_q), dtype=bool)
+        if self._exact is not None:
+            # static+rerank: per question, the ``pool`` candidates of best static score (ties by edge
+            # column) and the exact edge seeds go on to exact scoring; the others are left out.
+            proxy = scores_of(np.arange(len(pair_q)), exact=False)
+            seeded = np.zeros(len(pair_q), dtype=bool)
+            seed_pairs = {
+                (int(q), int(rows[q, j])) for q, j in zip(hit_q.tolist(), hit_e.tolist(), strict=True)
+            }
+            for i in range(b):
+                segment = np.arange(indptr[i], indptr[i + 1])
+                if segment.size <= self.pool:
+                    continue
+                keep = segment[np.lexsort((pair_e[segment], -proxy[segment]))[: self.pool]]
+                seeded[segment] = [(i, int(column)) in seed_pairs for column in pair_e[segment].tolist()]
+                pooled[segment] = False
+                pooled[keep] = True
+            pooled |= seeded
         if config.similarity_weight >= 0:
             # The score grows with the similarity, which is at most 1: a candidate whose score at
             # similarity 1 stays below the k-th best exact score of the most promising candidates can
@@ -349,6 +476,7 @@ class HybridRetriever(Retriever):
             needed = np.zeros(len(pair_q), dtype=bool)
             for i in range(b):
                 segment = np.arange(indptr[i], indptr[i + 1])
+                segment = segment[pooled[segment]]
                 if segment.size <= PROBE_FACTOR * max(k, 1):
                     needed[segment] = True
                     continue
@@ -359,20 +487,24 @@ class HybridRetriever(Retriever):
             positions = np.flatnonzero(needed)
             scores[positions] = scores_of(positions)
         else:
-            scores = scores_of(np.arange(len(pair_q)))
+            positions = np.flatnonzero(pooled)
+            scores[positions] = scores_of(positions)
         return [
             self._top(pair_e[indptr[i] : indptr[i + 1]], scores[indptr[i] : indptr[i + 1]], k)
             for i in range(b)
         ]
 
-    def _pair_similarities(self, pair_q: np.ndarray, pair_e: np.ndarray, vecs: np.ndarray) -> np.ndarray:
+    def _pair_similarities(
+        self, pair_q: np.ndarray, pair_e: np.ndarray, vecs: np.ndarray, table: np.ndarray | None = None
+    ) -> np.ndarray:
         """Exact cosine (float64 inner product, rounded) of each (query row, edge) pair; pairs come
         grouped by query. Each value is a per-row reduction of one edge vector with one query vector,
-        so it does not depend on the other pairs (or on the batch)."""
+        so it does not depend on the other pairs (or on the batch). ``table``: the edge vectors to use
+        (rows indexed by ``pair_e``), the index's by default."""
         out = np.empty(len(pair_q), dtype=np.float64)
         if len(pair_q) == 0:
             return out
-        edge_vectors = self.index.edge_vectors
+        edge_vectors = self.index.edge_vectors if table is None else table
         starts = np.flatnonzero(np.r_[True, pair_q[1:] != pair_q[:-1]])
         stops = np.r_[starts[1:], len(pair_q)]
         for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
