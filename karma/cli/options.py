@@ -11,7 +11,6 @@ from typing import Any
 import typer
 
 from karma.core import keyvalue
-from karma.core.keyvalue import json_or_text
 
 
 def key_values(values: list[str], flag: str, *, lower_keys: bool = False) -> dict[str, str]:
@@ -49,8 +48,13 @@ def embed_device_option(value: str | None) -> str | None:
 
 
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
-    """Backend constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse."""
-    return {key: json_or_text(text) for key, text in key_values(values, flag).items()}
+    """Backend constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse
+    (:func:`karma.core.keyvalue.backend_options`); a malformed item or a number that is not finite is a
+    usage error naming ``flag``."""
+    try:
+        return keyvalue.backend_options(values, flag)
+    except keyvalue.KeyValueError as exc:
+        raise typer.BadParameter(exc.detail, param_hint=exc.flag) from None
 
 
 # -- shared typed options --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ command line) needs nothing from ``karma.cli``; the CLI re-exports these with ty
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from karma.core.errors import InputError
@@ -43,6 +44,22 @@ def json_or_text(text: str) -> Any:
         return text
 
 
+def _finite(value: Any) -> bool:
+    """False for a float that is not finite (``1e400`` reads as inf, ``NaN`` as nan), anywhere inside."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
-    """Constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse."""
-    return {key: json_or_text(text) for key, text in key_values(values, flag).items()}
+    """Constructor options from repeated ``KEY=VALUE`` flags, values read as JSON when they parse; a
+    number that is not finite (``timeout_s=1e400``, ``NaN``) is a :class:`KeyValueError`."""
+    options = {key: json_or_text(text) for key, text in key_values(values, flag).items()}
+    for key, value in options.items():
+        if not _finite(value):
+            raise KeyValueError(flag, f"{key}={value!r} is not a finite number")
+    return options

@@ -15,6 +15,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from karma.core.errors import InputError
+
 TEMPLATE_DIR = Path(__file__).parent
 DEFAULT_LLM_TEMPLATE = "mcq_llm_v1"
 DEFAULT_VLM_TEMPLATE = "mcq_vlm_v1"
@@ -98,7 +100,14 @@ def template_path(name_or_path: str | Path) -> Path:
 @cache
 def _load(path: Path) -> PromptTemplate:
     raw = path.read_bytes()
-    data = yaml.safe_load(raw)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise InputError(
+            f"{path}: not a valid YAML prompt template{line}: {getattr(exc, 'problem', exc)}"
+        ) from exc
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a prompt template must be a YAML mapping")
     for field in ("name", "version", "system", "user", "graph_block"):

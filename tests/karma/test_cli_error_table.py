@@ -117,6 +117,38 @@ def p(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     folder("bad_parquet", ("entities.parquet", "not parquet"), ("relationships.parquet", "not parquet"))
     paths["bad_truth"] = root / "truth.json"
     paths["bad_truth"].write_text('{"edges": "none"}')
+    # the neighbours' task files (issue 29), each damaged one way
+    tasks = Path(__file__).resolve().parents[1] / "tasks" / "fixtures"
+    ws_csv = (tasks / "wildscore" / "data.csv").read_text()
+    ws_header, ws_first = ws_csv.splitlines()[:2]
+
+    def wildscore(name: str, text: str) -> None:
+        shutil.copytree(tasks / "wildscore", root / name)
+        (root / name / "data.csv").write_text(text)
+        paths[name] = root / name
+
+    wildscore("ws_header_only", ws_header + "\n")
+    wildscore(
+        "ws_etc_absolute", ws_header + "\n" + ws_first.replace("images/syn001.png", "/etc/hostname") + "\n"
+    )
+    wildscore(
+        "ws_etc_relative",
+        ws_header + "\n" + ws_first.replace("images/syn001.png", "../../../etc/hostname") + "\n",
+    )
+    wildscore("ws_huge_field", ws_header + "\n" + ws_first.replace("SYNTHETIC:", "x" * 140_000) + "\n")
+    folder("hs_empty", ("HarmonySet_Test.json", "[]"))
+    ai = folder("ai_header_only")
+    for csv_file in (tasks / "aimoclips").glob("*.csv"):
+        (ai / csv_file.name).write_text(csv_file.read_text().splitlines()[0] + "\n")
+    with_feature("bool_dir", "true")
+    paths["bad_template"] = root / "template.yaml"
+    paths["bad_template"].write_text("name: t\nsystem: [unclosed\nuser: : :\n")
+    from tests.graph.test_graphrag_fidelity import PLAIN_ENTITIES, PLAIN_RELATIONSHIPS, write_tables
+
+    write_tables(
+        root / "graphrag_nan", PLAIN_ENTITIES, {**PLAIN_RELATIONSHIPS, "weight": [7.0, float("nan")]}
+    )
+    paths["graphrag_nan"] = root / "graphrag_nan"
     # eval runs
     run = folder("run_without_config", ("samples.jsonl", "{}\n"))
     bad_run = folder("corrupt_run", ("config.json", "{ not json"))
@@ -496,6 +528,75 @@ ROWS: list[Row] = [
         "it takes videos, need_videos, mc_field",
     ),
     R("tasks-show-unknown", "tasks show bogus", 2, "unknown task 'bogus'"),
+    # -- the task surfaces (issue 29): options a task run cannot honour, the neighbours' damaged files
+    R(
+        "eval-task-shard",
+        "eval --task wildscore --data {ws_header_only} --out {tmp}/t5 --shard 0/2",
+        2,
+        "--shard",
+    ),
+    R(
+        "eval-task-executor",
+        "eval --task wildscore --data {ws_header_only} --out {tmp}/t6 --executor ray",
+        2,
+        "--executor",
+    ),
+    R(
+        "eval-task-answer-mode",
+        "eval --task wildscore --data {ws_header_only} --out {tmp}/t7 --answer-mode loglik",
+        2,
+        "--answer-mode",
+    ),
+    R(
+        "eval-task-cache",
+        "eval --task wildscore --data {ws_header_only} --out {tmp}/t8 --cache {tmp}/c.sqlite",
+        2,
+        "--cache",
+    ),
+    R(
+        "eval-task-no-cache",
+        "eval --task wildscore --data {ws_header_only} --out {tmp}/t9 --no-cache",
+        2,
+        "--no-cache",
+    ),
+    R(
+        "eval-task-header-only",
+        "eval --task wildscore --no-progress --backend openai --backend-opt base_url={models_url} "
+        "--backend-opt model=m --data {ws_header_only} --out {tmp}/t10",
+        2,
+        "data.csv",
+    ),
+    R("validate-task-header-only", "data validate {ws_header_only} --task wildscore", 2, "data.csv"),
+    R("validate-task-image-absolute", "data validate {ws_etc_absolute} --task wildscore", 2, "/etc/hostname"),
+    R("validate-task-image-relative", "data validate {ws_etc_relative} --task wildscore", 2, "etc/hostname"),
+    R("validate-task-huge-field", "data validate {ws_huge_field} --task wildscore", 2, "data.csv"),
+    R(
+        "validate-task-harmonyset-empty",
+        "data validate {hs_empty} --task harmonyset-mc",
+        2,
+        "HarmonySet_Test.json",
+    ),
+    R("validate-task-aimoclips-header-only", "data validate {ai_header_only} --task aimoclips", 2, ".csv"),
+    R(
+        "eval-task-aimoclips-header-only",
+        "eval --task aimoclips --data {ai_header_only} --out {tmp}/t11",
+        2,
+        ".csv",
+    ),
+    R("validate-bool-feature", "data validate {bool_dir}", 2, "brightness"),
+    R(
+        "eval-template-malformed",
+        f"{EVAL} --data {{good}} --out {{tmp}}/t12 --template {{bad_template}}",
+        2,
+        "template.yaml",
+    ),
+    R(
+        "eval-backend-timeout-overflow",
+        f"{EVAL} --data {{good}} --out {{tmp}}/t13 --backend-opt timeout_s=1e400",
+        2,
+        "timeout_s",
+    ),
+    R("graph-import-nan-weight", "graph import {graphrag_nan} --out {tmp}/i5", 2, "weight"),
     # -- report / merge ------------------------------------------------------------------------------
     R("report-missing", "report {missing}", 2, "does-not-exist"),
     R("report-not-a-run", "report {run_without_config}", 2, "not a karma run directory"),

@@ -264,3 +264,52 @@ def test_harmonyset_oe_runs_from_the_cli_and_retries_backend_errors(
     assert len(samples) == 2 and all(
         s.error is None and s.raw_completion.startswith("It fits") for s in samples
     )
+
+
+# -- kill -9 ---------------------------------------------------------------------------------------------
+
+
+def test_a_task_run_killed_with_sigkill_and_rerun_loses_and_duplicates_nothing(
+    tmp_path,
+    scripted_server,  # noqa: F811
+):
+    """A real `karma eval --task wildscore` process (answers through the scheduler from a real HTTP
+    server, 0.15 s each) is killed with SIGKILL mid-run; the same command then finishes it: every
+    (item, arm) is answered exactly once in samples.jsonl and results.json counts all of them."""
+    import os
+    import signal
+    import time
+
+    data, run = _twelve_rows(tmp_path), tmp_path / "run"
+    server = scripted_server(
+        models={"object": "list", "data": [{"id": "ws-model"}]}, delay_s=0.15,
+        script=[("reply", chat_reply("ANSWER: A", "ws-model"))] * 200,
+    )  # fmt: skip
+    args = [sys.executable, "-m", "karma.cli.main", "eval", "--task", "wildscore", "--data", str(data),
+            "--out", str(run), "--arms", "text_only", "--max-tokens", "4", "--no-progress",
+            "--bootstrap-resamples", "50", "--backend", "openai", "--backend-opt", f"base_url={server.base_url}",
+            "--backend-opt", "model=ws-model", "--backend-opt", "max_retries=0"]  # fmt: skip
+    samples = run / "samples.jsonl"
+    first = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and first.poll() is None:
+            if samples.exists() and samples.read_text().count("\n") >= 3:
+                break
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)
+    finally:
+        first.wait(timeout=30)
+    assert first.returncode == -signal.SIGKILL
+    before = [line for line in samples.read_text().splitlines() if line.strip()]
+    assert 3 <= len(before) < 12, "the kill should land mid-run"
+
+    again = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    lines = [json.loads(line) for line in samples.read_text().splitlines() if line.strip()]
+    keys = [(r["item_id"], r["arm"]) for r in lines]
+    assert len(keys) == len(set(keys)) == 12, "every item answered exactly once"
+    assert all(r["error"] is None and r["parsed_letter"] == "a" for r in lines)
+    overall = json.loads((run / "results.json").read_text())["arms"]["text_only"]["overall"]
+    assert overall["n"] == 12 and overall["backend_errors"] == 0
+    assert f"{12 - len(before)} answered, {len(before)} already done" in again.stdout
