@@ -54,7 +54,10 @@ def _load(graph_dir: Path) -> CausalGraph:
 @app.command("build")
 def build(
     data: Path = typer.Option(
-        ..., "--data", help="Folder (or file) of *_qa.json and *_causal_features.json."
+        ...,
+        "--data",
+        help="Folder (or file) of *_qa.json and *_causal_features.json (feature files alone: karma "
+        "extract output, consecutive scenes are the transitions).",
     ),
     out: Path = typer.Option(
         ..., "--out", help="Graph folder to write (graph.json, parquet tables, GraphML)."
@@ -136,10 +139,12 @@ def build(
     except (FileNotFoundError, DataValidationError) as exc:
         print_error(f"{exc}")
         raise typer.Exit(2) from exc
-    if not dataset.transitions:
+    if not dataset.transitions and not dataset.features:
         from karma.core.errors import InputError
 
-        raise InputError(f"{data}: no transitions with questions to build a graph from (no *_qa.json files?)")
+        raise InputError(
+            f"{data}: nothing to build a graph from (no *_qa.json or *_causal_features.json files)"
+        )
     excluded = {v.strip() for v in exclude_videos.split(",") if v.strip()}
     if folds or fold >= 0:
         if folds < 2 or fold < 0:

@@ -280,6 +280,11 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     from karma.data.baselines import baseline_accuracies
     from karma.qa.cuts import defined_variables, make_cut
 
+    known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
+    if config.variables is not None:
+        unknown = sorted(set(config.variables) - known)
+        if unknown:
+            raise _fail(f"--variables: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     features, feature_paths, qa_transitions = _load_features(config.data)
     transitions = _video_transitions(config.data, features, qa_transitions)
     video_ids = sorted(features)
@@ -294,11 +299,6 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
             sources = fold_sources(video_ids, qa_transitions, features, config.folds, config.fold_seed)
         except ValueError as exc:
             raise _fail(f"{config.data}: {exc}") from None
-    known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
-    if config.variables is not None:
-        unknown = sorted(set(config.variables) - known)
-        if unknown:
-            raise _fail(f"--variables: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     truths = {s.key: graph_truth(s.graph) for s in sources.values()}
     maker = _maker(features, sources, config.seed)
 
