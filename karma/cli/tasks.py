@@ -244,22 +244,25 @@ def _check_range(flag: str, value: float, low: float, high: float) -> None:
 
 
 def _eval_analysis(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
-    """AImoclips (an analysis, no model): the deviation analyses into RUN/results.json."""
-    from karma.core.atomic import atomic_write_json
-    from karma.tasks.affect_analysis import deviation_analysis
-    from karma.tasks.aimoclips import load_aimoclips
-    from karma.tasks.runner import locked_run_folder
+    """AImoclips (an analysis, no model): the deviation analyses and, with the WAVs, karma's VA
+    agreement, into RUN/results.json beside config.json (karma.tasks.analysis_run)."""
+    from karma.tasks.analysis_run import run_analysis
 
-    loaded = load_aimoclips(data, lenient=values["lenient"])  # refused before the folder exists
-    with locked_run_folder(out) as run:
-        result = deviation_analysis(loaded, resamples=values["bootstrap_resamples"])
-        atomic_write_json(run / "results.json", {"task": task, **result}, indent=2, sort_keys=True)
+    result = run_analysis(task, data, out, lenient=values["lenient"], resamples=values["bootstrap_resamples"])
     for model_name, stats in result["by_model"].items():
         v, a = stats["valence"]["signed_deviation"], stats["arousal"]["signed_deviation"]
         typer.echo(
             f"  {model_name}: valence deviation {v['estimate']:+.2f} [{v['ci_low']:+.2f}, {v['ci_high']:+.2f}], "
             f"arousal {a['estimate']:+.2f}, quadrant hit {100 * stats['quadrant_hit']['estimate']:.1f}%"
         )
+    agreement = result["va_agreement"]
+    if agreement["computed"]:
+        typer.echo(
+            f"  karma's VA estimate vs listeners ({agreement['n_clips']} clips): valence CCC "
+            f"{agreement['valence']['ccc']:.3f}, arousal CCC {agreement['arousal']['ccc']:.3f}"
+        )
+    else:
+        typer.echo(f"  VA agreement not computed: {agreement['reason']}")
     missing = result["data"]["missing_cells"]
     typer.echo(f"{out / 'results.json'}: {result['data']['clips']} clips, {len(missing)} grid cells missing")
 
@@ -292,11 +295,25 @@ def validate_task(task: str, path: Path, lenient: bool, task_opt: list[str] | No
     typer.echo("valid" if not data.problems else "valid rows kept (lenient)")
 
 
+def _recompute(run_dir: Path) -> None:
+    """results.json again: from the samples (answered tasks) or from the data (analysis runs)."""
+    from karma.tasks.analysis_run import is_analysis_run, run_analysis
+    from karma.tasks.runner import finalize_task
+
+    config = json.loads((run_dir / "config.json").read_text())
+    if is_analysis_run(config):
+        settings = config["config"]
+        run_analysis(settings["task"], settings["data"], run_dir, lenient=settings["lenient"],
+                     resamples=settings["bootstrap_resamples"])  # fmt: skip
+    else:
+        finalize_task(run_dir)
+
+
 def report_task_runs(run_dirs: list[Path], out: Path | None, recompute: bool) -> bool:
     """``karma report`` for task runs; False (nothing done) when none of ``run_dirs`` is a task run."""
     from karma.core.errors import InputError
     from karma.tasks.report import write_task_report
-    from karma.tasks.runner import finalize_task, is_task_run
+    from karma.tasks.runner import is_task_run
 
     flags = [is_task_run(d) for d in run_dirs]
     if not any(flags):
@@ -304,7 +321,8 @@ def report_task_runs(run_dirs: list[Path], out: Path | None, recompute: bool) ->
     if not all(flags):
         raise InputError("karma report: give either Karma-MV runs or task runs, not both in one report")
     for run_dir in run_dirs:
-        if recompute or not (run_dir / "results.json").exists():
-            finalize_task(run_dir)
+        kind = json.loads((run_dir / "config.json").read_text()).get("task", {}).get("kind")
+        if kind != "open" and (recompute or not (run_dir / "results.json").exists()):
+            _recompute(run_dir)
     typer.echo(str(write_task_report(run_dirs, out)))
     return True

@@ -207,7 +207,9 @@ def run_oe(
     if not pairs:
         raise InputError(f"{resolve_json(data)}: no valid HarmonySet pair to answer")
     pairs = pairs[:limit] if limit else pairs
+    settings = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "lenient": lenient}
     with locked_run_folder(out, "task run") as run:
+        write_oe_config(run, task or HarmonySetOeTask(), pairs, backend, settings, data=data, limit=limit)
         done = {s.pair_id for s in latest_samples(run) if s.error is None}
         guard = ErrorGuard(run, max_error_rate)
         guard.start()
@@ -230,6 +232,68 @@ def run_oe(
             counts = Scheduler(backend, guard=guard, thread_prefix="karma-oe").run(works, write)
         guard.finish()
     return counts.answered
+
+
+def write_oe_config(
+    run: Path,
+    task: HarmonySetOeTask,
+    pairs: list[OePair],
+    backend: Any,
+    settings: dict[str, Any],
+    **extra: Any,
+) -> None:
+    """config.json of an OE run (task, settings, data / model / backend hashes); a rerun with other
+    settings, data or model on the same folder is refused (``karma.eval.rundir.check_resumable``)."""
+    from karma.core.atomic import atomic_write_json
+    from karma.eval.rundir import check_resumable
+
+    payload = {
+        "schema": 1,
+        "task": task.describe(),
+        "identity": {"task": task.name, **settings},
+        "hashes": {
+            "data": canonical_hash([p.model_dump(mode="json") for p in pairs], 16),
+            "model": backend.model_id,
+            "backend_settings": canonical_hash(backend.settings, 16),
+        },
+        "backend_settings": backend.settings,
+        "config": {**settings, **{k: str(v) if isinstance(v, Path) else v for k, v in extra.items()}},
+        "command": sys.argv,
+    }
+    path = run / "config.json"
+    if path.exists():
+        check_resumable(json.loads(path.read_text()), payload, run)
+    atomic_write_json(path, payload, indent=2, sort_keys=True, default=str)
+
+
+def oe_report_lines(label: str, config: dict[str, Any], results: dict[str, Any]) -> list[str]:
+    """The report section of an OE run: answers, backend errors and the judge's means (labelled)."""
+    run_dir = Path(results["run_dir"])
+    samples = latest_samples(run_dir)
+    errors = sum(1 for s in samples if s.error is not None)
+    lines = [f"## {label}: {config.get('task', {}).get('title', 'HarmonySet-OE')}", ""]
+    lines.append(
+        f"- model `{config.get('hashes', {}).get('model')}`, data hash `{config.get('hashes', {}).get('data')}`"
+    )
+    lines.append(
+        f"- pairs answered: {len(samples) - errors}; backend errors (no answer, retried by a rerun): {errors}"
+    )
+    judged = results.get("judge")
+    if not judged:
+        lines.append(f"- not judged yet: `python -m karma.tasks.judge {run_dir}`")
+        return [*lines, ""]
+    lines += [f"- **{judged['label']}**", f"- judged: {judged['n_judged']} ({judged['parse']})", "",
+              "| dimension | n | mean |", "|---|---|---|"]  # fmt: skip
+    for dim, stats in judged["by_dimension"].items():
+        mean = "–" if stats["mean"] is None else f"{stats['mean']:.2f}"
+        lines.append(f"| {dim} | {stats['n']} | {mean} |")
+    return [*lines, ""]
+
+
+def oe_results(run_dir: Path) -> dict[str, Any]:
+    """What the report shows of an OE run: its folder and the judge's summary when judged."""
+    judged = run_dir / "judgments.jsonl"
+    return {"run_dir": str(run_dir), "judge": summarize_judgments(run_dir) if judged.exists() else None}
 
 
 def _oe_request(pair: Any, max_tokens: int, temperature: float, seed: int) -> Any:

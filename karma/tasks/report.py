@@ -131,10 +131,17 @@ def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path
         "compared on the items both answered with the exact McNemar test.",
         "",
     ]
+    from karma.tasks.analysis_run import analysis_report_lines, is_analysis_run
+    from karma.tasks.harmonyset_oe import oe_report_lines, oe_results
+
     for run_dir in run_dirs:
         config = json.loads((run_dir / "config.json").read_text())
+        if config.get("task", {}).get("kind") == "open":
+            lines += oe_report_lines(run_dir.name, config, oe_results(run_dir))
+            continue
         results = json.loads((run_dir / "results.json").read_text())
-        lines += task_report_lines(run_dir.name, config, results)
+        section = analysis_report_lines if is_analysis_run(config) else task_report_lines
+        lines += section(run_dir.name, config, results)
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path

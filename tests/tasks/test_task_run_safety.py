@@ -264,6 +264,17 @@ def test_harmonyset_oe_runs_from_the_cli_and_retries_backend_errors(
     assert len(samples) == 2 and all(
         s.error is None and s.raw_completion.startswith("It fits") for s in samples
     )
+    # An OE run is a karma run: config.json (seed, model), karma report reads it, other settings refused.
+    config = json.loads((run / "config.json").read_text())
+    assert config["identity"]["seed"] == 5 and config["hashes"]["model"] == "oe-model"
+    assert config["task"]["kind"] == "open"
+    report = _invoke("report", str(run))
+    assert report.exit_code == 0, report.output
+    text = Path(report.output.strip().splitlines()[-1]).read_text()
+    assert "pairs answered: 2; backend errors (no answer, retried by a rerun): 0" in text
+    assert "not judged yet" in text
+    other = _invoke(*args[:-1], "6")
+    assert other.exit_code == 2 and "identity.seed: 5 -> 6" in other.output
 
 
 # -- kill -9 ---------------------------------------------------------------------------------------------
