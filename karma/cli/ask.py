@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
+from karma.cli import ask_options as opt
 from karma.cli.options import (
-    BACKEND_OPT_HELP,
-    DEVICE_HELP,
-    MODEL_HELP,
-    backend_help,
     backend_options,
-    embed_device_option,
     key_values,
     output_format,
-    retriever_help,
 )
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
@@ -26,177 +19,54 @@ loglik 33.3 % (docs/evaluation.md, issue 30 item 7). ``karma eval`` keeps genera
 
 
 def ask(
-    question: str | None = typer.Option(
-        None,
-        "--question",
-        "-q",
-        help="The question text of an inline question (with --option). A number is read as --question-index.",
-    ),
-    question_index: int | None = typer.Option(
-        None,
-        "--question-index",
-        min=0,
-        help="With --qa (or the sample data): the question's position in the transition (0-based).",
-    ),
-    qa: Path | None = typer.Option(
-        None, "--qa", help="QA file (<video>_qa.json). Default: data/sample's first video."
-    ),
-    transition: int = typer.Option(
-        0, "--transition", "-t", help="Transition index in the QA file (0-based)."
-    ),
-    option: list[str] = typer.Option(
-        [], "--option", help="Inline option, repeat for a-d: --option a='louder' --option b='quieter' ..."
-    ),
-    question_type: str = typer.Option(
-        "evidential", "--type", help="Inline question type: evidential, predictive or counterfactual."
-    ),
-    video: str | None = typer.Option(
-        None, "--video", help="Inline: video id (default: from --features/--clips)."
-    ),
-    past: str = typer.Option("scene_001", "--past", help="Inline: past scene (scene_NNN)."),
-    current: str | None = typer.Option(
-        None, "--current", help="Inline: current scene (default: the next scene)."
-    ),
-    features: Path | None = typer.Option(
-        None, "--features", help="Scene features file (default: the QA file's <video>_causal_features.json)."
-    ),
-    clips: Path | None = typer.Option(
-        None, "--clips", help="Clip folder <clips>/<video_id>/scene_NNN.mp4 (VLM)."
-    ),
-    pipeline: str = typer.Option("llm", "--pipeline", help="llm (features as text) or vlm (clips as video)."),
-    ckg: str = typer.Option("on", "--ckg", help="Causal-knowledge block: on, or off (the ablation)."),
-    no_ckg: bool = typer.Option(False, "--no-ckg", hidden=True, help="Deprecated: --ckg off."),
-    graph: Path | None = typer.Option(
-        None,
-        "--graph",
-        help="Graph directory or file. Default: data/sample/graph, else built from the QA folder.",
-    ),
-    min_support: int | None = typer.Option(
-        None,
-        "--min-support",
-        help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
-    ),
-    retriever: str = typer.Option("hybrid", "--retriever", help=retriever_help()),
-    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
-    k: int = typer.Option(GEN.k, "--k", help="Facts to retrieve."),
-    budget_tokens: int = typer.Option(
-        GEN.budget_tokens, "--budget-tokens", help="Token budget of the graph block."
-    ),
-    backend: str = typer.Option("llamacpp", "--backend", "-b", help=backend_help()),
-    backend_opt: list[str] = typer.Option([], "--backend-opt", help=BACKEND_OPT_HELP),
-    model: str | None = typer.Option(None, "--model", "-m", help=MODEL_HELP),
-    backend_option: list[str] = typer.Option(
-        [], "--backend-option", "-o", hidden=True, help="Deprecated: --backend-opt."
-    ),
-    template: str | None = typer.Option(None, "--template", help="Prompt template name or YAML path."),
-    max_tokens: int = typer.Option(
-        GEN.max_tokens, "--max-tokens", help="Output budget (the same with and without the graph)."
-    ),
-    constrain_choices: bool = typer.Option(
-        GEN.constrain_choices,
-        "--constrain-choices",
-        help="Constrain decoding to the letters a-d (both arms).",
-    ),
-    constrained: bool = typer.Option(
-        False, "--constrained/--free", hidden=True, help="Deprecated: --constrain-choices."
-    ),
-    answer_mode: str | None = typer.Option(
-        None,
-        "--answer-mode",
-        help="generate (parse the reply), letter (score each letter) or loglik (score each option's text). "
-        "Default: loglik, the most accurate of the three with the embedded model on the sample data "
-        "(docs/evaluation.md); generate when --constrain-choices is given.",
-    ),
-    score_pick: str = typer.Option(
-        GEN.score_pick,
-        "--score-pick",
-        help="Scored modes: acc_norm (per character), acc (sum) or mutual_info (minus the option's "
-        "log-likelihood without the question).",
-    ),
-    fact_links: str = typer.Option(
-        GEN.fact_links,
-        "--fact-links",
-        help="none (plain fact lines) or options (each fact line names the option it speaks of).",
-    ),
-    concept_facts: bool = typer.Option(
-        GEN.concept_facts,
-        "--concept-facts",
-        help="Show concept links ('tempo decreases is a tempo') as facts (skipped by default).",
-    ),
-    predictive_audio: str = typer.Option(
-        "silence",
-        "--predictive-audio",
-        help="VLM, predictive questions: silence or remove the current clip's audio.",
-    ),
-    show_prompt: bool = typer.Option(False, "--show-prompt", help="Print the full prompt sent to the model."),
-    fmt: str = typer.Option("text", "--format", help="Output: text, or json (one JSON object)."),
-    as_json: bool = typer.Option(False, "--json", hidden=True, help="Deprecated: --format json."),
+    question: opt.QuestionOpt = None,
+    question_index: opt.QuestionIndexOpt = None,
+    qa: opt.QaOpt = None,
+    transition: opt.TransitionOpt = 0,
+    option: opt.OptionOpt = None,
+    question_type: opt.QuestionTypeOpt = "evidential",
+    video: opt.VideoOpt = None,
+    past: opt.PastOpt = "scene_001",
+    current: opt.CurrentOpt = None,
+    features: opt.FeaturesOpt = None,
+    clips: opt.ClipsOpt = None,
+    pipeline: opt.PipelineOpt = "llm",
+    ckg: opt.CkgOpt = "on",
+    no_ckg: opt.NoCkgOpt = False,
+    graph: opt.GraphOpt = None,
+    min_support: opt.MinSupportOpt = None,
+    retriever: opt.RetrieverOpt = "hybrid",
+    device: opt.DeviceOpt = None,
+    k: opt.KOpt = GEN.k,
+    budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
+    backend: opt.BackendOpt = "llamacpp",
+    backend_opt: opt.BackendOptOpt = None,
+    model: opt.ModelOpt = None,
+    backend_option: opt.BackendOptionOpt = None,
+    template: opt.TemplateOpt = None,
+    max_tokens: opt.MaxTokensOpt = GEN.max_tokens,
+    constrain_choices: opt.ConstrainChoicesOpt = GEN.constrain_choices,
+    constrained: opt.ConstrainedOpt = False,
+    answer_mode: opt.AnswerModeOpt = None,
+    score_pick: opt.ScorePickOpt = GEN.score_pick,
+    fact_links: opt.FactLinksOpt = GEN.fact_links,
+    concept_facts: opt.ConceptFactsOpt = GEN.concept_facts,
+    predictive_audio: opt.PredictiveAudioOpt = "silence",
+    show_prompt: opt.ShowPromptOpt = False,
+    fmt: opt.FmtOpt = "text",
+    as_json: opt.AsJsonOpt = False,
 ) -> None:
     """Answer one question (from a QA file or given inline) with or without the causal graph.
 
     With no options it answers the first question of data/sample offline: the graph is built on the fly
     from the other sample videos, facts come from the default retriever, SmolLM2 answers via llama.cpp.
     """
-    from pipelines.ask import AskConfig, AskError, result_json
+    from pipelines.ask import AskError, result_json
     from pipelines.ask import ask as run_ask
 
-    inline = bool(option)
-    if inline and not question:
-        raise typer.BadParameter("an inline question needs --question TEXT", param_hint="--question")
-    if not inline and question is not None:
-        if not question.isdigit():
-            raise typer.BadParameter(
-                "without --option, give the question's position with --question-index (0, 1, 2...)",
-                param_hint="--question",
-            )
-        question_index = int(question)  # the older spelling: --question N
-    if ckg not in ("on", "off"):
-        raise typer.BadParameter("choose on or off", param_hint="--ckg")
-    fmt = output_format(fmt, as_json)
-    if pipeline not in ("llm", "vlm"):
-        raise typer.BadParameter("choose llm or vlm", param_hint="--pipeline")
-    if answer_mode is None:
-        answer_mode = "generate" if constrain_choices or constrained else ASK_DEFAULT_ANSWER_MODE
-    if answer_mode not in ("generate", "letter", "loglik"):
-        raise typer.BadParameter("choose generate, letter or loglik", param_hint="--answer-mode")
-    if score_pick not in ("acc_norm", "acc", "mutual_info"):
-        raise typer.BadParameter("choose acc_norm, acc or mutual_info", param_hint="--score-pick")
-    if fact_links not in ("none", "options"):
-        raise typer.BadParameter("choose none or options", param_hint="--fact-links")
-    if predictive_audio not in ("silence", "remove"):
-        raise typer.BadParameter("choose silence or remove", param_hint="--predictive-audio")
-    config = AskConfig(
-        qa_file=qa,
-        transition=transition,
-        question_index=question_index or 0,
-        question_text=question if inline else None,
-        options=key_values(option, "--option", lower_keys=True) if inline else {},
-        question_type=question_type,
-        video_id=video,
-        past_scene=past,
-        current_scene=current,
-        features_file=features,
-        clips_dir=clips,
-        pipeline=pipeline,
-        use_graph=ckg == "on" and not no_ckg,
-        graph_dir=graph,
-        min_support=min_support,
-        retriever=retriever,
-        embed_device=device,
-        k=k,
-        budget_tokens=budget_tokens,
-        template=template,
-        backend=backend,
-        backend_options=backend_options([*backend_opt, *backend_option], "--backend-opt"),
-        model=model,
-        max_tokens=max_tokens,
-        constrain_choices=constrain_choices or constrained,
-        answer_mode=answer_mode,
-        fact_links=fact_links,  # type: ignore[arg-type]
-        concept_facts=concept_facts,
-        score_pick=score_pick,  # type: ignore[arg-type]
-        predictive_audio=predictive_audio,
-    )
+    p = dict(locals())
+    p["option"], p["fmt"] = option or [], output_format(fmt, as_json)
+    config = _ask_config(p)
     try:
         result = run_ask(config)
     except (AskError, FileNotFoundError, ValueError) as exc:
@@ -205,12 +75,71 @@ def ask(
     except ImportError as exc:  # an optional extra (vllm) that is not installed
         typer.echo(f"error: {exc} (is the optional extra for this backend installed?)", err=True)
         raise typer.Exit(2) from None
-    if fmt == "json":
+    if p["fmt"] == "json":
         typer.echo(result_json(result))
     else:
         _print(result, show_prompt)
     if result.answer.error:
         raise typer.Exit(1)  # the model call failed: scripts must not mistake this for an answer
+
+
+def _choice(value: str, choices: tuple[str, ...], flag: str) -> str:
+    if value not in choices:
+        raise typer.BadParameter(f"choose {', '.join(choices[:-1])} or {choices[-1]}", param_hint=flag)
+    return value
+
+
+def _question_index(p: dict) -> int | None:
+    """``--question-index``, or the older spelling ``--question N``; an inline question needs its text."""
+    inline = bool(p["option"])
+    if inline and not p["question"]:
+        raise typer.BadParameter("an inline question needs --question TEXT", param_hint="--question")
+    if not inline and p["question"] is not None:
+        if not p["question"].isdigit():
+            raise typer.BadParameter(
+                "without --option, give the question's position with --question-index (0, 1, 2...)",
+                param_hint="--question",
+            )
+        return int(p["question"])
+    return p["question_index"]
+
+
+def _ask_config(p: dict):  # type: ignore[no-untyped-def]
+    """The :class:`pipelines.ask.AskConfig` of the command's parameters (bad choices: usage errors)."""
+    from pipelines.ask import AskConfig
+
+    inline = bool(p["option"])
+    question_index = _question_index(p)
+    _choice(p["ckg"], ("on", "off"), "--ckg")
+    _choice(p["pipeline"], ("llm", "vlm"), "--pipeline")
+    constrained = p["constrain_choices"] or p["constrained"]
+    answer_mode = p["answer_mode"] or ("generate" if constrained else ASK_DEFAULT_ANSWER_MODE)
+    _choice(answer_mode, ("generate", "letter", "loglik"), "--answer-mode")
+    _choice(p["score_pick"], ("acc_norm", "acc", "mutual_info"), "--score-pick")
+    _choice(p["fact_links"], ("none", "options"), "--fact-links")
+    _choice(p["predictive_audio"], ("silence", "remove"), "--predictive-audio")
+    same = ("transition", "question_type", "pipeline", "min_support", "retriever", "k", "budget_tokens", "template",
+            "backend", "model", "max_tokens", "fact_links", "concept_facts", "score_pick", "predictive_audio")  # fmt: skip
+    return AskConfig(
+        **{name: p[name] for name in same},
+        qa_file=p["qa"],
+        question_index=question_index or 0,
+        question_text=p["question"] if inline else None,
+        options=key_values(p["option"], "--option", lower_keys=True) if inline else {},
+        video_id=p["video"],
+        past_scene=p["past"],
+        current_scene=p["current"],
+        features_file=p["features"],
+        clips_dir=p["clips"],
+        use_graph=p["ckg"] == "on" and not p["no_ckg"],
+        graph_dir=p["graph"],
+        embed_device=p["device"],
+        backend_options=backend_options(
+            [*(p["backend_opt"] or []), *(p["backend_option"] or [])], "--backend-opt"
+        ),
+        constrain_choices=constrained,
+        answer_mode=answer_mode,
+    )
 
 
 def _print(result, show_prompt: bool) -> None:

@@ -1,0 +1,44 @@
+"""Functions in the run path stay under 80 lines (issue 29, item 6): the commands that start runs, the
+runners, the scheduler and the per-item code. ``eval_command`` was 218 lines, ``_run_locked`` 178 and
+``ask`` 186 before they were split; this test fails if one grows back."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 80
+RUN_PATH = (
+    "karma/cli/evaluate.py",
+    "karma/cli/ask.py",
+    "karma/cli/tasks.py",
+    "karma/eval/runner.py",
+    "karma/eval/scheduler.py",
+    "karma/tasks/runner.py",
+    "karma/tasks/harmonyset_oe.py",
+    "karma/tasks/analysis_run.py",
+    "pipelines/ask.py",
+    "pipelines/answering.py",
+)
+
+
+def long_functions(source: str, path: str) -> list[str]:
+    """``path:name (lines)`` of every function of ``source`` longer than ``LIMIT`` lines."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > LIMIT:
+                found.append(f"{path}:{node.name} ({length} lines)")
+    return found
+
+
+def test_run_path_functions_are_under_80_lines() -> None:
+    offenders = [f for path in RUN_PATH for f in long_functions((ROOT / path).read_text(), path)]
+    assert offenders == [], offenders
+
+
+def test_the_check_sees_a_long_function() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(LIMIT))
+    assert long_functions(f"def f():\n{body}\n", "m.py") == ["m.py:f (81 lines)"]
