@@ -1,7 +1,8 @@
 """Karma-MV as the first registered task.
 
-``karma eval --task karma-mv`` runs exactly the existing evaluator (``karma.eval.run_evaluation``:
-graph arms ``on``/``off``, k-fold graphs, retrieval, baselines), so its results.json is unchanged.
+``karma eval --task karma-mv`` runs the Karma-MV evaluator (``karma.eval.run_evaluation``: graph arms
+``on``/``off``, k-fold graphs, retrieval, baselines); like every other task it answers through the one
+scheduler (``karma.eval.scheduler``) and is aggregated by the one core (``karma.eval.aggregate``).
 This class adds the task-level view other parts need: the dataset as :class:`TaskItem` records
 (category = question type, cluster = video; a-d as published) and the graph-off prompt for the
 inspect_ai bridge.
