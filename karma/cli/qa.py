@@ -83,3 +83,39 @@ def make(
         console.print(f"  skipped {count} transitions: {reason}")
     for video, reason in summary.skipped_videos.items():
         console.print(f"  skipped video {video}: {reason}")
+
+
+@app.command("verify")
+def verify(
+    qa_dir: Path = typer.Argument(..., help="A `karma qa make` output folder."),
+    out: Path = typer.Option(..., "--out", help="Output folder: verdicts, cache, drops, the kept questions."),
+    backend: str = typer.Option("llamacpp", "--backend", help="Model backend (the default runs offline)."),
+    backend_opt: list[str] = typer.Option(
+        [], "--backend-opt", help="Backend option KEY=VALUE (repeatable), e.g. base_url=... for openai."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Verify only the first N questions."),
+) -> None:
+    """Answer every question from its explanation with a model; drop and list the ones it gets wrong.
+
+    Resumable (verdicts are appended to OUT/verify.jsonl as they come; a rerun, also after kill -9,
+    skips what is there) and cached (OUT/responses.sqlite). OUT/verify.json records the model, the
+    prompt hash and every drop; OUT holds the kept questions as a complete folder. See docs/real-data.md.
+    """
+    from rich.console import Console
+
+    from karma.cli.options import key_values
+    from karma.qa.verify import VerifyConfig, verify_qa
+
+    config = VerifyConfig(
+        qa_dir=qa_dir,
+        out=out,
+        backend=backend,
+        backend_options=key_values(backend_opt, "--backend-opt"),
+        limit=limit,
+    )
+    summary = verify_qa(config)
+    Console(stderr=True, highlight=False).print(
+        f"{summary.verified} questions verified with {summary.model_id} ({summary.answered_now} now, "
+        f"{summary.from_cache} from cache): kept {summary.kept}, dropped {summary.dropped} "
+        f"(listed in {out / 'verify_drops.jsonl'}) -> {out}"
+    )

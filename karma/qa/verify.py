@@ -1,0 +1,252 @@
+"""``verify_qa``: the published pipeline's verification pass, through any backend.
+
+The Karma-MV authors had an LLM answer each generated item and kept the ones it got right. Here a
+backend answers every question of a ``karma qa make`` folder *from its explanation* (the explanation
+states the answer, so a wrong reply flags an item whose options, wording or explanation disagree), and
+the items it gets wrong or whose reply cannot be parsed are dropped and listed.
+
+Resumable and recorded: each verdict is appended to ``OUT/verify.jsonl`` (flushed and fsynced) as soon
+as it exists, a rerun skips every question already there (a line cut short by a kill is ignored and
+redone), and replies are cached in ``OUT/responses.sqlite`` (``karma.eval.cache``: keyed on the backend
+settings, the model and the whole request; greedy decoding only). ``OUT/verify.json`` records the
+model, the prompt template's hash, the counts and every drop; the kept questions are written as a
+complete folder (QA files, feature copies, the grounding records of the kept questions with their new
+ids), so ``karma data validate OUT`` and ``karma eval --data OUT`` read it directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from karma.core.atomic import atomic_write_bytes, atomic_write_text
+from karma.core.errors import InputError
+from karma.core.hashing import canonical_hash
+from karma.core.records import OPTION_LETTERS, Question, Transition, transition_id
+from karma.qa.make import GROUNDING
+
+RECORDS = "verify.jsonl"
+DROPS = "verify_drops.jsonl"
+MANIFEST = "verify.json"
+CACHE = "responses.sqlite"
+PROMPT = (
+    "A multiple-choice question about a music video comes with the explanation of its answer.\n\n"
+    "Question: {question}\n{options}\n\nExplanation: {explanation}\n\n"
+    "Which option does the explanation support? Reply with its letter (a, b, c or d) only."
+)
+"""The verification prompt (its hash is recorded with every verdict)."""
+
+
+class VerifyConfig(BaseModel):
+    """What ``karma qa verify`` reads, which model it asks, and where it writes."""
+
+    qa_dir: Path
+    """A ``karma qa make`` output folder."""
+    out: Path
+    """Output folder: verdicts, cache, drops and the kept questions."""
+    backend: str = "llamacpp"
+    """Backend name (``pipelines.backends``); the default runs offline with the embedded model."""
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options of the backend (``--backend-opt KEY=VALUE``)."""
+    limit: int | None = Field(default=None, ge=1)
+    """Verify only the first N questions (in question-id order); the rest are not written."""
+    max_tokens: int = Field(default=16, ge=1)
+    """Output budget of one reply."""
+
+
+class VerifySummary(BaseModel):
+    """What a verification run decided."""
+
+    model_id: str
+    """The backend's model id (weights and their hash)."""
+    prompt_hash: str
+    """Hash of the prompt template."""
+    verified: int
+    """Questions with a verdict."""
+    answered_now: int
+    """Verdicts made in this run (the rest came from an earlier, interrupted run)."""
+    from_cache: int
+    """Replies of this run read from the response cache."""
+    kept: int
+    """Questions the backend answered right."""
+    dropped: int
+    """Questions dropped (listed in verify_drops.jsonl with the reason)."""
+
+
+def _prompt(question: Question) -> str:
+    options = "\n".join(f"{letter}) {question.options[letter]}" for letter in OPTION_LETTERS)
+    return PROMPT.format(question=question.question, options=options, explanation=question.explanation)
+
+
+def _done(path: Path) -> dict[str, dict[str, Any]]:
+    """Verdicts already on disk; a last line cut short by a kill is dropped (and redone)."""
+    if not path.is_file():
+        return {}
+    done: dict[str, dict[str, Any]] = {}
+    raw = path.read_bytes()
+    complete = raw[: raw.rfind(b"\n") + 1]
+    if len(complete) != len(raw):
+        with path.open("r+b") as handle:  # cut the partial line so appends start on a fresh line
+            handle.truncate(len(complete))
+    for line in complete.decode("utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            done.setdefault(record["question_id"], record)
+    return done
+
+
+def _load(qa_dir: Path) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
+    from karma.data import DataValidationError, load_dataset
+
+    try:
+        dataset = load_dataset(qa_dir)
+    except DataValidationError as exc:
+        first = next((p for p in exc.problems if p.severity == "error"), None)
+        raise InputError(f"{qa_dir}: {first if first is not None else exc}") from None
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+    if not (qa_dir / GROUNDING).is_file():
+        raise InputError(f"{qa_dir}: no {GROUNDING}; expected a `karma qa make` output folder")
+    return dataset.transitions, dataset.iter_questions()
+
+
+def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
+    """Verify, drop and write (see the module docstring). ``backend`` overrides ``config.backend``
+    (an object with the ``pipelines.backends.Backend`` interface)."""
+    from karma.eval.cache import ResponseCache, cache_key
+    from pipelines.answering import complete
+    from pipelines.backends import get_backend
+    from pipelines.backends.base import ChatMessage, ChatRequest
+    from pipelines.parsing import parse_answer
+
+    if config.out.resolve() == config.qa_dir.resolve():
+        raise InputError(f"--out {config.out}: must differ from the folder being verified")
+    transitions, pairs = _load(config.qa_dir)
+    pairs = sorted(pairs, key=lambda pair: pair[0].question_id(pair[1]))
+    if config.limit is not None:
+        pairs = pairs[: config.limit]
+    config.out.mkdir(parents=True, exist_ok=True)
+    records_path = config.out / RECORDS
+    done = _done(records_path)
+    if backend is None:
+        backend = get_backend(config.backend, **config.backend_options)
+    prompt_hash = canonical_hash(PROMPT, 16)
+    cache = ResponseCache(config.out / CACHE)
+    answered = hits = 0
+    try:
+        with records_path.open("a", encoding="utf-8") as sink:
+            for transition, question in pairs:
+                qid = transition.question_id(question)
+                if qid in done:
+                    continue
+                request = ChatRequest(
+                    messages=[ChatMessage(role="user", content=_prompt(question))],
+                    max_tokens=config.max_tokens,
+                    temperature=0.0,
+                    choices=list(OPTION_LETTERS),  # constrained: the reply is a letter, never unparsed
+                )
+                key = cache_key(backend.settings, backend.model_id, request)
+                completion = cache.get(key)
+                if completion is None:
+                    completion = complete(backend, [request])[0]
+                    cache.put(key, backend.model_id, completion)
+                else:
+                    hits += 1
+                parsed = parse_answer(completion.text, options=question.options)
+                if completion.error is not None:
+                    reason = f"backend error: {completion.error}"
+                elif parsed.letter is None:
+                    reason = "reply not parsed"
+                elif parsed.letter != question.answer:
+                    reason = f"answered {parsed.letter}, the file says {question.answer}"
+                else:
+                    reason = ""
+                record = {
+                    "question_id": qid,
+                    "model_id": backend.model_id,
+                    "prompt_hash": prompt_hash,
+                    "request_hash": key[:16],
+                    "reply": completion.text,
+                    "parsed": parsed.letter,
+                    "parse_status": parsed.status,
+                    "answer": question.answer,
+                    "kept": not reason,
+                    "reason": reason,
+                }
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                sink.flush()
+                os.fsync(sink.fileno())
+                done[qid] = record
+                answered += 1
+    finally:
+        cache.close()
+    verdicts = [done[t.question_id(q)] for t, q in pairs]
+    _write_kept(config, transitions, {v["question_id"] for v in verdicts if v["kept"]})
+    drops = [
+        {"question_id": v["question_id"], "reason": v["reason"], "reply": v["reply"]}
+        for v in verdicts
+        if not v["kept"]
+    ]
+    atomic_write_text(config.out / DROPS, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in drops))
+    summary = VerifySummary(
+        model_id=backend.model_id,
+        prompt_hash=prompt_hash,
+        verified=len(verdicts),
+        answered_now=answered,
+        from_cache=hits,
+        kept=len(verdicts) - len(drops),
+        dropped=len(drops),
+    )
+    manifest = {
+        "backend": getattr(backend, "name", config.backend),
+        "prompt": PROMPT,
+        **summary.model_dump(),
+        "drops": drops,
+    }
+    atomic_write_text(config.out / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
+    return summary
+
+
+def _write_kept(config: VerifyConfig, transitions: list[Transition], kept: set[str]) -> None:
+    """The kept questions as a complete folder; question ids are renumbered, the grounding follows."""
+    grounding = {}
+    for line in (config.qa_dir / GROUNDING).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            grounding[record["question_id"]] = record
+    raw_files = {
+        p.name.removesuffix("_qa.json"): json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(config.qa_dir.glob("*_qa.json"))
+    }
+    lines: list[str] = []
+    by_video: dict[str, list[Transition]] = {}
+    for t in transitions:
+        by_video.setdefault(t.video_id, []).append(t)
+    for video, items in sorted(by_video.items()):
+        raw = raw_files[video]
+        out_items = []
+        for t in items:
+            questions = [q for q in t.questions if t.question_id(q) in kept]
+            if not questions:
+                continue
+            new_index = len(out_items)
+            item = {k: v for k, v in raw[t.index].items() if k != "questions"}
+            item["questions"] = [raw[t.index]["questions"][q.index] for q in questions]
+            out_items.append(item)
+            for qi, q in enumerate(questions):
+                record = dict(grounding[t.question_id(q)])
+                record.update(
+                    question_id=f"{transition_id(video, new_index)}/q{qi}",
+                    transition_index=new_index,
+                    question_index=qi,
+                )
+                lines.append(json.dumps(record, ensure_ascii=False, separators=(", ", ": ")))
+        if out_items:
+            atomic_write_text(config.out / f"{video}_qa.json", json.dumps(out_items, ensure_ascii=False))
+            features = config.qa_dir / f"{video}_causal_features.json"
+            atomic_write_bytes(config.out / features.name, features.read_bytes())
+    atomic_write_text(config.out / GROUNDING, "".join(line + "\n" for line in lines))
