@@ -219,10 +219,22 @@ def _config_payload(config: TaskRunConfig, prep: _Prepared, backend: Any) -> dic
             **{f"template_version.{arm}": t.version for arm, t in prep.templates.items()},
         },
         "backend_settings": backend.settings,
+        "task_options_resolved": _resolved_options(prep.task, config.task_options),
         "hygiene": {"max_error_rate": config.max_error_rate},
         "config": config.model_dump(mode="json"),
         "command": sys.argv,
     }
+
+
+def _resolved_options(task: Task, given: dict[str, Any]) -> dict[str, Any]:
+    """Every option of ``task`` with the value the run used (given or default), for config.json; the
+    identity keeps only the options given, so runs made before an option existed still resume."""
+    from karma.tasks.options import validate_options
+
+    model = getattr(task, "options_model", None)
+    if model is None:
+        return dict(given)
+    return validate_options(task.name, model, given).model_dump(mode="json")
 
 
 def _write_config(out: Path, payload: dict[str, Any]) -> None:

@@ -173,6 +173,9 @@ def test_a_valid_option_reaches_the_task_and_the_run_records_it_with_the_seed(
     config = json.loads((run / "config.json").read_text())
     assert config["config"]["seed"] == 3 and config["identity"]["seed"] == 3
     assert config["config"]["task_options"] == {"need_images": False}
+    resolved = config["task_options_resolved"]  # every option with the value used, defaults included
+    assert resolved["need_images"] is False and resolved["image_as"] == "image" and set(resolved) == {
+        "need_images", "expect_full", "image_as", "columns"}  # fmt: skip
     assert [body["seed"] for body in server.bodies] == [3, 3]
 
 
