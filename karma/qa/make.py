@@ -30,6 +30,7 @@ from karma.core.atomic import atomic_write_bytes, atomic_write_text
 from karma.core.errors import InputError
 from karma.core.events import MUSIC_NUMERIC, VISUAL_NUMERIC
 from karma.core.records import (
+    Question,
     SceneRef,
     Transition,
     VideoFeatures,
@@ -273,11 +274,44 @@ def _prepare_out(out: Path, videos: set[str]) -> None:
         path.unlink()
 
 
+def bias_check(
+    questions: list[Question], max_bias: float
+) -> tuple[dict[str, float], dict[str, dict[str, float]], str | None]:
+    """(baselines over all questions, per type, what beats ``max_bias`` or None).
+
+    The three no-model baselines of ``karma data stats`` over all questions and per type; a type with
+    fewer than ``MIN_PER_TYPE`` questions is only counted in the whole."""
+    from karma.data.baselines import baseline_accuracies
+
+    baselines = baseline_accuracies(questions)
+    by_type = {
+        qtype: baseline_accuracies([q for q in questions if q.type.value == qtype])
+        for qtype in sorted({q.type.value for q in questions})
+    }
+    per_type = Counter(q.type.value for q in questions)
+    scopes = [("all questions", baselines)] + [
+        (qtype, values) for qtype, values in by_type.items() if per_type[qtype] >= MIN_PER_TYPE
+    ]
+    worst = [
+        (value, name, scope)
+        for scope, values in scopes
+        for name, value in values.items()
+        if name in BASELINES and value > max_bias
+    ]
+    if not worst:
+        return baselines, by_type, None
+    value, name, scope = max(worst)
+    return (
+        baselines,
+        by_type,
+        f"the no-model baseline {name} scores {value:.1%} on {scope} (limit {max_bias:.0%}); try another "
+        "--seed or more videos, or --allow-bias",
+    )
+
+
 def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     """Make, check and write the questions (see the module docstring). Raises InputError for bad input
     and AnswerBiasError (nothing written) when a no-model baseline beats ``config.max_bias``."""
-    from karma.core.records import Question
-    from karma.data.baselines import baseline_accuracies
     from karma.qa.cuts import defined_variables, make_cut
 
     known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
@@ -391,26 +425,9 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     if not made:
         reasons = "; ".join(f"{n} {why}" for why, n in skipped.most_common(3))
         raise _fail(f"{config.data}: no questions could be made from {n_transitions} transitions ({reasons})")
-    baselines = baseline_accuracies(made)
-    by_type: dict[str, dict[str, float]] = {}
-    for qtype in sorted({q.type.value for q in made}):
-        by_type[qtype] = baseline_accuracies([q for q in made if q.type.value == qtype])
-    per_type = Counter(q.type.value for q in made)
-    scopes = [("all questions", baselines)] + [
-        (qtype, values) for qtype, values in by_type.items() if per_type[qtype] >= MIN_PER_TYPE
-    ]
-    worst = [
-        (scope, name, value)
-        for scope, values in scopes
-        for name, value in values.items()
-        if name in BASELINES and value > config.max_bias
-    ]
+    baselines, by_type, worst = bias_check(made, config.max_bias)
     if worst and not config.allow_bias:
-        scope, name, value = max(worst, key=lambda w: w[2])
-        raise AnswerBiasError(
-            f"refusing to write {len(made)} questions: the no-model baseline {name} scores {value:.1%} on "
-            f"{scope} (limit {config.max_bias:.0%}); try another --seed or more videos, or --allow-bias"
-        )
+        raise AnswerBiasError(f"refusing to write {len(made)} questions: {worst}")
 
     _prepare_out(config.out, set(qa_files))
     for video, items in qa_files.items():
@@ -433,7 +450,7 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
         graphs=graphs,
         baselines={k: round(v, 4) for k, v in baselines.items()},
         baselines_per_type={t: {k: round(v, 4) for k, v in b.items()} for t, b in by_type.items()},
-        bias_allowed=bool(worst),
+        bias_allowed=worst is not None,
     )
     manifest = {
         "qa_make_version": QA_MAKE_VERSION,

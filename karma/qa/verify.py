@@ -17,22 +17,20 @@ ids), so ``karma data validate OUT`` and ``karma eval --data OUT`` read it direc
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from karma.core.atomic import atomic_write_bytes, atomic_write_text
-from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition, transition_id
 from karma.qa.make import GROUNDING
+from karma.qa.passes import ModelPass, load_made
 
 RECORDS = "verify.jsonl"
 DROPS = "verify_drops.jsonl"
 MANIFEST = "verify.json"
-CACHE = "responses.sqlite"
 PROMPT = (
     "A multiple-choice question about a music video comes with the explanation of its answer.\n\n"
     "Question: {question}\n{options}\n\nExplanation: {explanation}\n\n"
@@ -82,90 +80,45 @@ def _prompt(question: Question) -> str:
     return PROMPT.format(question=question.question, options=options, explanation=question.explanation)
 
 
-def _done(path: Path) -> dict[str, dict[str, Any]]:
-    """Verdicts already on disk; a last line cut short by a kill is dropped (and redone)."""
-    if not path.is_file():
-        return {}
-    done: dict[str, dict[str, Any]] = {}
-    raw = path.read_bytes()
-    complete = raw[: raw.rfind(b"\n") + 1]
-    if len(complete) != len(raw):
-        with path.open("r+b") as handle:  # cut the partial line so appends start on a fresh line
-            handle.truncate(len(complete))
-    for line in complete.decode("utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            done.setdefault(record["question_id"], record)
-    return done
-
-
-def _load(qa_dir: Path) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
-    from karma.data import DataValidationError, load_dataset
-
-    try:
-        dataset = load_dataset(qa_dir)
-    except DataValidationError as exc:
-        first = next((p for p in exc.problems if p.severity == "error"), None)
-        raise InputError(f"{qa_dir}: {first if first is not None else exc}") from None
-    except FileNotFoundError as exc:
-        raise InputError(str(exc)) from None
-    if not (qa_dir / GROUNDING).is_file():
-        raise InputError(f"{qa_dir}: no {GROUNDING}; expected a `karma qa make` output folder")
-    return dataset.transitions, dataset.iter_questions()
+def _pairs(config: VerifyConfig) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
+    transitions, pairs = load_made(config.qa_dir, config.out)
+    return transitions, pairs[: config.limit] if config.limit is not None else pairs
 
 
 def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
     """Verify, drop and write (see the module docstring). ``backend`` overrides ``config.backend``
     (an object with the ``pipelines.backends.Backend`` interface)."""
-    from karma.eval.cache import ResponseCache, cache_key
-    from pipelines.answering import complete
     from pipelines.backends import get_backend
     from pipelines.backends.base import ChatMessage, ChatRequest
     from pipelines.parsing import parse_answer
 
-    if config.out.resolve() == config.qa_dir.resolve():
-        raise InputError(f"--out {config.out}: must differ from the folder being verified")
-    transitions, pairs = _load(config.qa_dir)
-    pairs = sorted(pairs, key=lambda pair: pair[0].question_id(pair[1]))
-    if config.limit is not None:
-        pairs = pairs[: config.limit]
-    config.out.mkdir(parents=True, exist_ok=True)
-    records_path = config.out / RECORDS
-    done = _done(records_path)
+    transitions, pairs = _pairs(config)
     if backend is None:
         backend = get_backend(config.backend, **config.backend_options)
     prompt_hash = canonical_hash(PROMPT, 16)
-    cache = ResponseCache(config.out / CACHE)
-    answered = hits = 0
-    try:
-        with records_path.open("a", encoding="utf-8") as sink:
-            for transition, question in pairs:
-                qid = transition.question_id(question)
-                if qid in done:
-                    continue
-                request = ChatRequest(
-                    messages=[ChatMessage(role="user", content=_prompt(question))],
-                    max_tokens=config.max_tokens,
-                    temperature=0.0,
-                    choices=list(OPTION_LETTERS),  # constrained: the reply is a letter, never unparsed
-                )
-                key = cache_key(backend.settings, backend.model_id, request)
-                completion = cache.get(key)
-                if completion is None:
-                    completion = complete(backend, [request])[0]
-                    cache.put(key, backend.model_id, completion)
-                else:
-                    hits += 1
-                parsed = parse_answer(completion.text, options=question.options)
-                if completion.error is not None:
-                    reason = f"backend error: {completion.error}"
-                elif parsed.letter is None:
-                    reason = "reply not parsed"
-                elif parsed.letter != question.answer:
-                    reason = f"answered {parsed.letter}, the file says {question.answer}"
-                else:
-                    reason = ""
-                record = {
+    with ModelPass(config.out, RECORDS, backend) as model:
+        for transition, question in pairs:
+            qid = transition.question_id(question)
+            if qid in model.done:
+                continue
+            request = ChatRequest(
+                messages=[ChatMessage(role="user", content=_prompt(question))],
+                max_tokens=config.max_tokens,
+                temperature=0.0,
+                choices=list(OPTION_LETTERS),  # constrained: the reply is a letter, never unparsed
+            )
+            completion, key = model.ask(request)
+            parsed = parse_answer(completion.text, options=question.options)
+            if completion.error is not None:
+                reason = f"backend error: {completion.error}"
+            elif parsed.letter is None:
+                reason = "reply not parsed"
+            elif parsed.letter != question.answer:
+                reason = f"answered {parsed.letter}, the file says {question.answer}"
+            else:
+                reason = ""
+            model.record(
+                {
                     "question_id": qid,
                     "model_id": backend.model_id,
                     "prompt_hash": prompt_hash,
@@ -177,13 +130,8 @@ def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
                     "kept": not reason,
                     "reason": reason,
                 }
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                sink.flush()
-                os.fsync(sink.fileno())
-                done[qid] = record
-                answered += 1
-    finally:
-        cache.close()
+            )
+        done, answered, hits = model.done, model.asked, model.from_cache
     verdicts = [done[t.question_id(q)] for t, q in pairs]
     _write_kept(config, transitions, {v["question_id"] for v in verdicts if v["kept"]})
     drops = [

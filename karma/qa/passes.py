@@ -1,0 +1,105 @@
+"""What the model passes over a made question set share: loading it, asking a backend once per
+question through the response cache, and a verdict file that survives ``kill -9``.
+
+Each verdict is appended to a JSONL file, flushed and fsynced as soon as it exists; a rerun skips the
+questions already there, and a line cut short by a kill is cut off and its question asked again (its
+reply then comes from the cache). Replies are cached in ``responses.sqlite`` (``karma.eval.cache``:
+keyed on the backend settings, the model and the whole request; greedy decoding only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from karma.core.errors import InputError
+from karma.core.records import Question, Transition
+from karma.qa.make import GROUNDING
+
+CACHE = "responses.sqlite"
+
+
+def load_made(qa_dir: Path, out: Path) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
+    """The transitions and (transition, question) pairs of a ``karma qa make`` folder, in id order."""
+    from karma.data import DataValidationError, load_dataset
+
+    if out.resolve() == qa_dir.resolve():
+        raise InputError(f"--out {out}: must differ from the folder it reads ({qa_dir})")
+    try:
+        dataset = load_dataset(qa_dir)
+    except DataValidationError as exc:
+        first = next((p for p in exc.problems if p.severity == "error"), None)
+        raise InputError(f"{qa_dir}: {first if first is not None else exc}") from None
+    except FileNotFoundError as exc:
+        raise InputError(str(exc)) from None
+    if not (qa_dir / GROUNDING).is_file():
+        raise InputError(f"{qa_dir}: no {GROUNDING}; expected a `karma qa make` output folder")
+    pairs = sorted(dataset.iter_questions(), key=lambda pair: pair[0].question_id(pair[1]))
+    return dataset.transitions, pairs
+
+
+def done_records(path: Path) -> dict[str, dict[str, Any]]:
+    """Verdicts already on disk by question id; a last line cut short by a kill is cut off."""
+    if not path.is_file():
+        return {}
+    raw = path.read_bytes()
+    complete = raw[: raw.rfind(b"\n") + 1]
+    if len(complete) != len(raw):
+        with path.open("r+b") as handle:  # appends must start on a fresh line
+            handle.truncate(len(complete))
+    done: dict[str, dict[str, Any]] = {}
+    for line in complete.decode("utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            done.setdefault(record["question_id"], record)
+    return done
+
+
+class ModelPass:
+    """One backend, its response cache in ``out`` and the verdict file ``out/records``."""
+
+    def __init__(self, out: Path, records: str, backend: Any) -> None:
+        from karma.eval.cache import ResponseCache
+
+        out.mkdir(parents=True, exist_ok=True)
+        self.path = out / records
+        self.done = done_records(self.path)
+        self.backend = backend
+        self.cache = ResponseCache(out / CACHE)
+        self.asked = 0
+        self.from_cache = 0
+        self._sink = self.path.open("a", encoding="utf-8")
+
+    def ask(self, request: Any) -> tuple[Any, str]:
+        """(completion, cache key) of ``request``: from the cache, else from the backend (then cached)."""
+        from karma.eval.cache import cache_key
+        from pipelines.answering import complete
+
+        key = cache_key(self.backend.settings, self.backend.model_id, request)
+        completion = self.cache.get(key)
+        if completion is None:
+            completion = complete(self.backend, [request])[0]
+            self.cache.put(key, self.backend.model_id, completion)
+        else:
+            self.from_cache += 1
+        return completion, key
+
+    def record(self, verdict: dict[str, Any]) -> None:
+        """Append one verdict durably (it survives a kill -9 right after this returns)."""
+        self._sink.write(json.dumps(verdict, ensure_ascii=False) + "\n")
+        self._sink.flush()
+        os.fsync(self._sink.fileno())
+        self.done[verdict["question_id"]] = verdict
+        self.asked += 1
+
+    def __enter__(self) -> ModelPass:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._sink.close()
+        self.cache.close()
