@@ -119,3 +119,48 @@ def verify(
         f"{summary.from_cache} from cache): kept {summary.kept}, dropped {summary.dropped} "
         f"(listed in {out / 'verify_drops.jsonl'}) -> {out}"
     )
+
+
+@app.command("paraphrase")
+def paraphrase(
+    qa_dir: Path = typer.Argument(..., help="A `karma qa make` (or `karma qa verify`) output folder."),
+    out: Path = typer.Option(
+        ..., "--out", help="Output folder: verdicts, cache, manifest, the rewritten set."
+    ),
+    backend: str = typer.Option("llamacpp", "--backend", help="Model backend (the default runs offline)."),
+    backend_opt: list[str] = typer.Option(
+        [], "--backend-opt", help="Backend option KEY=VALUE (repeatable), e.g. base_url=... for openai."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Rewrite only the first N questions."),
+    max_bias: float = typer.Option(
+        0.30, "--max-bias", min=0.0, max=1.0, help="Refuse a result where a no-model baseline beats this."
+    ),
+    allow_bias: bool = typer.Option(False, "--allow-bias", help="Write the result anyway (recorded)."),
+) -> None:
+    """Rewrite each question's text with a model; keep a rewrite only if it passes the guards.
+
+    A rewrite must keep every number, stay within 0.5x-2x the length and share no new word with an
+    option; otherwise the template's text stays (the reason is recorded in OUT/paraphrase.json).
+    Resumable and cached like `karma qa verify`; refused (exit 2) when a no-model baseline beats
+    --max-bias. Run `karma qa verify` on the result to drop items the rewrite broke. See docs/real-data.md.
+    """
+    from rich.console import Console
+
+    from karma.cli.options import key_values
+    from karma.qa.paraphrase import ParaphraseConfig, paraphrase_qa
+
+    config = ParaphraseConfig(
+        qa_dir=qa_dir,
+        out=out,
+        backend=backend,
+        backend_options=key_values(backend_opt, "--backend-opt"),
+        limit=limit,
+        max_bias=max_bias,
+        allow_bias=allow_bias,
+    )
+    summary = paraphrase_qa(config)
+    rejected = ", ".join(f"{n} {why}" for why, n in summary.rejected.items()) or "none"
+    Console(stderr=True, highlight=False).print(
+        f"{summary.rewritten} of {summary.questions} questions rewritten with {summary.model_id} "
+        f"({summary.answered_now} now, {summary.from_cache} from cache); rejected: {rejected} -> {out}"
+    )

@@ -63,8 +63,12 @@ _STOP = frozenset(
 )
 
 
-def _words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that the word-overlap baseline compares (stop words left out)."""
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+_words = content_words
 
 
 def most_frequent_letter(questions: Iterable[Question]) -> str:

@@ -15,8 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from karma.core.atomic import atomic_write_bytes, atomic_write_text
 from karma.core.errors import InputError
-from karma.core.records import Question, Transition
+from karma.core.records import Question, Transition, transition_id
 from karma.qa.make import GROUNDING
 
 CACHE = "responses.sqlite"
@@ -103,3 +104,56 @@ class ModelPass:
     ) -> None:
         self._sink.close()
         self.cache.close()
+
+
+def write_made(
+    qa_dir: Path,
+    out: Path,
+    transitions: list[Transition],
+    kept: set[str] | None = None,
+    texts: dict[str, str] | None = None,
+) -> None:
+    """The questions of ``qa_dir`` in ``kept`` (None: all), question texts replaced by ``texts`` (by
+    question id), as a complete folder in ``out``: QA files, feature copies and the grounding records,
+    whose question ids are renumbered when questions were left out."""
+    texts = texts or {}
+    grounding = {}
+    for line in (qa_dir / GROUNDING).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            grounding[record["question_id"]] = record
+    raw_files = {
+        p.name.removesuffix("_qa.json"): json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(qa_dir.glob("*_qa.json"))
+    }
+    lines: list[str] = []
+    by_video: dict[str, list[Transition]] = {}
+    for t in transitions:
+        by_video.setdefault(t.video_id, []).append(t)
+    for video, items in sorted(by_video.items()):
+        raw = raw_files[video]
+        out_items = []
+        for t in items:
+            questions = [q for q in t.questions if kept is None or t.question_id(q) in kept]
+            if not questions:
+                continue
+            new_index = len(out_items)
+            item = {k: v for k, v in raw[t.index].items() if k != "questions"}
+            item["questions"] = [
+                {**raw[t.index]["questions"][q.index], "question": texts.get(t.question_id(q), q.question)}
+                for q in questions
+            ]
+            out_items.append(item)
+            for qi, q in enumerate(questions):
+                record = dict(grounding[t.question_id(q)])
+                record.update(
+                    question_id=f"{transition_id(video, new_index)}/q{qi}",
+                    transition_index=new_index,
+                    question_index=qi,
+                )
+                lines.append(json.dumps(record, ensure_ascii=False, separators=(", ", ": ")))
+        if out_items:
+            atomic_write_text(out / f"{video}_qa.json", json.dumps(out_items, ensure_ascii=False))
+            features = qa_dir / f"{video}_causal_features.json"
+            atomic_write_bytes(out / features.name, features.read_bytes())
+    atomic_write_text(out / GROUNDING, "".join(line + "\n" for line in lines))

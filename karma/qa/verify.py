@@ -22,11 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from karma.core.atomic import atomic_write_bytes, atomic_write_text
+from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
-from karma.core.records import OPTION_LETTERS, Question, Transition, transition_id
-from karma.qa.make import GROUNDING
-from karma.qa.passes import ModelPass, load_made
+from karma.core.records import OPTION_LETTERS, Question, Transition
+from karma.qa.passes import ModelPass, load_made, write_made
 
 RECORDS = "verify.jsonl"
 DROPS = "verify_drops.jsonl"
@@ -133,7 +132,7 @@ def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
             )
         done, answered, hits = model.done, model.asked, model.from_cache
     verdicts = [done[t.question_id(q)] for t, q in pairs]
-    _write_kept(config, transitions, {v["question_id"] for v in verdicts if v["kept"]})
+    write_made(config.qa_dir, config.out, transitions, {v["question_id"] for v in verdicts if v["kept"]})
     drops = [
         {"question_id": v["question_id"], "reason": v["reason"], "reply": v["reply"]}
         for v in verdicts
@@ -157,44 +156,3 @@ def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
     }
     atomic_write_text(config.out / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
     return summary
-
-
-def _write_kept(config: VerifyConfig, transitions: list[Transition], kept: set[str]) -> None:
-    """The kept questions as a complete folder; question ids are renumbered, the grounding follows."""
-    grounding = {}
-    for line in (config.qa_dir / GROUNDING).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            grounding[record["question_id"]] = record
-    raw_files = {
-        p.name.removesuffix("_qa.json"): json.loads(p.read_text(encoding="utf-8"))
-        for p in sorted(config.qa_dir.glob("*_qa.json"))
-    }
-    lines: list[str] = []
-    by_video: dict[str, list[Transition]] = {}
-    for t in transitions:
-        by_video.setdefault(t.video_id, []).append(t)
-    for video, items in sorted(by_video.items()):
-        raw = raw_files[video]
-        out_items = []
-        for t in items:
-            questions = [q for q in t.questions if t.question_id(q) in kept]
-            if not questions:
-                continue
-            new_index = len(out_items)
-            item = {k: v for k, v in raw[t.index].items() if k != "questions"}
-            item["questions"] = [raw[t.index]["questions"][q.index] for q in questions]
-            out_items.append(item)
-            for qi, q in enumerate(questions):
-                record = dict(grounding[t.question_id(q)])
-                record.update(
-                    question_id=f"{transition_id(video, new_index)}/q{qi}",
-                    transition_index=new_index,
-                    question_index=qi,
-                )
-                lines.append(json.dumps(record, ensure_ascii=False, separators=(", ", ": ")))
-        if out_items:
-            atomic_write_text(config.out / f"{video}_qa.json", json.dumps(out_items, ensure_ascii=False))
-            features = config.qa_dir / f"{video}_causal_features.json"
-            atomic_write_bytes(config.out / features.name, features.read_bytes())
-    atomic_write_text(config.out / GROUNDING, "".join(line + "\n" for line in lines))

@@ -136,3 +136,72 @@ def test_the_embedded_model_resumes_after_kill_9(made: Path, tmp_path: Path) -> 
     assert manifest["answered_now"] <= 12 - before + 1  # at most the one cut short is asked twice
     assert "SmolLM2" in manifest["model_id"]
     assert manifest["kept"] + manifest["dropped"] == 12 and len(manifest["drops"]) == manifest["dropped"]
+
+
+class Rewriter(Backend):
+    """Rewrites in turn: fairly, dropping the numbers, and naming options (event titles: whatever the
+    options of a question, it adds one of their words)."""
+
+    name = "rewriter"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return "rewriter"
+
+    def generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        out = []
+        for request in requests:
+            self.calls += 1
+            question = str(request.messages[-1].content).split("Question: ", 1)[1]
+            kind = self.calls % 3
+            if kind == 0:
+                text = "Question: In other words -- " + question
+            elif kind == 1:
+                text = "Something changed on screen; what does the soundtrack do?"
+            else:
+                text = question + " Is it loudness increases, mode shifts, or brightness increases?"
+            out.append(Completion(text=text))
+        return out
+
+
+def test_paraphrases_pass_the_guards_or_keep_the_template(made: Path, tmp_path: Path) -> None:
+    from karma.qa.paraphrase import MANIFEST as PARAPHRASED
+    from karma.qa.paraphrase import RECORDS as REWRITES
+    from karma.qa.paraphrase import ParaphraseConfig, paraphrase_qa
+
+    out = tmp_path / "paraphrased"
+    config = ParaphraseConfig(qa_dir=made, out=out, limit=12, allow_bias=True)
+    summary = paraphrase_qa(config, backend=Rewriter())
+    assert summary.rewritten == 4 and summary.questions > 12
+    assert summary.rejected == {"lost a number": 4, "shares a word with an option": 4}
+    manifest = json.loads((out / PARAPHRASED).read_text())
+    assert len(manifest["rejected_rewrites"]) == 8 and manifest["model_id"] == "rewriter"
+    assert runner.invoke(app, ["data", "validate", str(out)]).exit_code == 0
+    verdicts = [json.loads(line) for line in (out / REWRITES).read_text().splitlines()]
+    texts = {}
+    for item in (json.loads(p.read_text()) for p in out.glob("*_qa.json")):
+        for transition in item:
+            for question in transition["questions"]:
+                texts[question["question"]] = True
+    for verdict in verdicts:
+        rewritten = "In other words -- " + verdict["original"]
+        assert (rewritten in texts) == verdict["accepted"]
+        assert (verdict["original"] in texts) != verdict["accepted"]
+    # A rerun asks nothing again.
+    again = Rewriter()
+    assert paraphrase_qa(config, backend=again).answered_now == 0 and again.calls == 0
+
+
+def test_the_embedded_model_paraphrases_and_its_rejections_are_listed(made: Path, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    out = tmp_path / "paraphrased"
+    command = ["qa", "paraphrase", str(made), "--out", str(out), "--limit", "3", "--allow-bias"]
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "paraphrase.json").read_text())
+    assert "SmolLM2" in manifest["model_id"] and manifest["answered_now"] == 3
+    assert manifest["rewritten"] + len(manifest["rejected_rewrites"]) == 3
+    assert runner.invoke(app, ["data", "validate", str(out)]).exit_code == 0
