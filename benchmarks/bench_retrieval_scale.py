@@ -385,6 +385,13 @@ def _forget_exact_vectors(model) -> None:
     embed._CACHES.get(model.model_ref, {}).clear()
 
 
+def _exact_vectors_held(model) -> int:
+    """Texts whose MiniLM vectors the process holds in memory (what static+rerank has embedded)."""
+    from retrieval import embed
+
+    return len(embed._CACHES.get(model.model_ref, {}))
+
+
 def _exact_index(view, entities, args):
     """The exact MiniLM route's index: built here (measured) up to ``--exact-max`` entities, read back
     from ``--exact-cache`` when stored there by an earlier run (its build time is the one measured when
@@ -474,14 +481,17 @@ def _routes(
         started = time.perf_counter()
         first = reranked.retrieve(sample[0], k=args.k)
         rerank_first = time.perf_counter() - started
+        first_texts = _exact_vectors_held(static_embedder)
         lat, res = _stream(reranked, sample[1:], args.k)
         res = [first, *res]
+        texts_each = (_exact_vectors_held(static_embedder) - first_texts) / max(len(sample) - 1, 1)
         cold = imported + static_build + MODEL_LOAD_SECONDS + rerank_first
         overlap = overlap_of(res)
         print(
             f"  {reranked.route:<26} {'(the static index)':>38} {cold:>7.1f} {statistics.fmean(lat) * 1e3:>12.1f} "
-            f"{_recall(res, truth[: len(res)]):>7.3f} {shown(overlap):>8}   (first answer {rerank_first:.1f} s, "
-            f"{len(res)} questions, real MiniLM vectors at query time)"
+            f"{_recall(res, truth[: len(res)]):>7.3f} {shown(overlap):>8}   (first answer {rerank_first:.1f} s "
+            f"embedding {first_texts} texts; then {texts_each:.0f} new texts a question; {len(res)} questions, "
+            "real MiniLM vectors at query time)"
         )
         out[f"rerank{pool}_cold_s"] = cold
         out[f"rerank{pool}_ms"] = statistics.fmean(lat) * 1e3
@@ -627,7 +637,13 @@ def main() -> None:
         summary[size] = run_size(size, args, model, vectors)
     print("\nsummary (ratios measured in this run):")
     for size, values in summary.items():
-        print(f"  {size}: " + ", ".join(f"{key} {value:.1f}" for key, value in values.items()))
+        print(
+            f"  {size}: "
+            + ", ".join(
+                f"{key} {value:.3f}" if abs(value) < 10 else f"{key} {value:.1f}"
+                for key, value in values.items()
+            )
+        )
     print(describe_machine())
 
 

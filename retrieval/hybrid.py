@@ -52,7 +52,7 @@ PAIR_CHUNK = 8192
 """(query, candidate edge) pairs whose exact similarities are computed in one step (bounded memory)."""
 RELEVANCE_DECIMALS = 3
 """Relevance is compared at this precision; within one step the edge strength decides."""
-RERANK_POOL = 200
+RERANK_POOL = 400
 """Default ``HybridConfig.rerank_pool`` (measured: docs/retrieval.md, "The static route")."""
 RERANK_ENV = "KARMA_RERANK_POOL"
 """Environment variable that sets the rerank pool when the config leaves it unset."""
@@ -172,7 +172,7 @@ class HybridRetriever(Retriever):
             if self.pool:
                 self._exact = rerank_embedder or Embedder(
                     self.embedder.model_ref,
-                    device=self.embedder.device_setting,
+                    device=embed_device(self.embedder.device_setting),
                     disk_cache=self.embedder.disk_cache,
                     route="exact",
                 )

@@ -121,9 +121,12 @@ def retrieve(
     if strict_split:
         settings["strict_split"] = True
     try:
-        result = get_retriever(retriever, graph_dir, **settings).retrieve(query, k=k)
+        chosen = get_retriever(retriever, graph, **settings)  # the graph loaded above, not read again
+        result = chosen.retrieve(query, k=k)
     except SplitLeakageError as exc:
         raise _fail(str(exc)) from exc
+    # the hybrid retriever's embedding route: exact, static or static+rerank-<pool>
+    route = getattr(getattr(chosen, "inner", chosen), "route", None)
 
     if style == "json":
         typer.echo(result.model_dump_json(indent=2))
@@ -131,7 +134,8 @@ def retrieve(
     typer.echo(f"query: {query.question}")
     if query.observed_events:
         typer.echo(f"observed: {', '.join(query.observed_events)}")
-    typer.echo(f"retriever: {result.retriever}  graph: {result.graph_hash}  facts: {len(result.facts)}")
+    shown = f"{result.retriever} ({route} route)" if route else result.retriever
+    typer.echo(f"retriever: {shown}  graph: {result.graph_hash}  facts: {len(result.facts)}")
     if style == "table":
         typer.echo(serialize_facts(result, budget_tokens=budget_tokens or None, style="table"))
         return

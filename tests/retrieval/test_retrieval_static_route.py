@@ -15,7 +15,7 @@ import pytest
 from retrieval import RetrievalQuery
 from retrieval.embed import Embedder, RouteMismatch
 from retrieval.graph_view import GraphView
-from retrieval.hybrid import HybridRetriever
+from retrieval.hybrid import HybridConfig, HybridRetriever
 from retrieval.index import GraphIndex, load_or_build_index
 from retrieval.static_embed import STATIC_MIN_TEXTS, choose_route, embed_route
 from tests.retrieval.test_retrieval_scale import load_synth
@@ -130,7 +130,11 @@ def test_static_recall_close_to_exact(small_graph, exact_folder, monkeypatch) ->
     recall = {}
     for route in ("exact", "static"):
         folder = exact_folder if route == "exact" else None  # the exact index is read back, not rebuilt
-        retriever = HybridRetriever(view, embedder=Embedder(route=route), index_dir=folder)
+        # the static vectors alone (rerank_pool=0): static+rerank has its own tests
+        # (test_retrieval_static_rerank.py)
+        retriever = HybridRetriever(
+            view, embedder=Embedder(route=route), index_dir=folder, config=HybridConfig(rerank_pool=0)
+        )
         assert retriever.index.route == route and retriever.index.loaded_from_disk == (route == "exact")
         results = retriever.retrieve_many(queries, k=10)
         recall[route] = sum(t in r.fact_ids for r, (_, t) in zip(results, pairs, strict=True)) / len(pairs)
