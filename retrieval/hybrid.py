@@ -18,6 +18,13 @@
    loudness never outranks the edge about the contrast the question asks about.
 4. Cut. The top ``k`` (and, when a token budget is set, as many as fit).
 
+static+rerank (an index of the static embedding route, ``retrieval.static_embed``): the static vectors
+only propose, per question, the ``rerank_pool`` nearest nodes, nearest edges and candidate edges (by
+their score on static similarities); the exact model's vectors of those texts, computed per text at
+query time and cached, then decide with the exact route's own search ranking and ``pair_scores``. When
+the pools hold what the exact route would have used, the facts are the exact route's (the same ids,
+order and scores on the same vectors); ``route`` says which of exact / static / static+rerank-N ran.
+
 Speed: one float32 copy of the vectors; seeds come from an exact scan or an ANN structure chosen by
 the graph's size, rescored exactly (``retrieval.ann``); activation is a sparse (batch x nodes) matrix,
 so a question costs what it reaches, and only its candidate edges are scored, never the whole graph.

@@ -16,7 +16,9 @@ where the key hashes the source model's files and the distillation recipe, writt
 Route choice (``choose_route``): ``exact`` (the model, today's vectors) or ``static``. The setting is an
 ``Embedder(route=...)`` argument, else ``$KARMA_EMBED_ROUTE``, else ``auto``: static when an index build
 embeds more than ``STATIC_MIN_TEXTS`` node + edge texts and the model is a local folder, else exact. The
-route is recorded in the index metadata and the question vectors use the index's route.
+route is recorded in the index metadata and the question vectors use the index's route. On a static
+index the hybrid retriever re-ranks by default: the static vectors propose, exact vectors of the proposed
+texts decide (``retrieval.hybrid``, ``HybridConfig.rerank_pool``: ``static+rerank``).
 """
 
 from __future__ import annotations
