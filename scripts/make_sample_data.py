@@ -72,60 +72,87 @@ def direction(delta: float) -> str:
     return "increases" if delta > 0 else "decreases"
 
 
-def questions_for(rng: random.Random, past: dict, cur: dict, answer_cycle: list[str]) -> list[dict]:
+# Options of one question have the same length and share no word with its question, so neither "pick
+# the longest option" nor "pick the option with the question's words" beats chance (issue 28, item 5);
+# answer letters are balanced within each type (``LetterCycle``). Explanations are unchanged.
+VOLUME = {"up": "it gets louder", "down": "it gets softer", "same": "it stays level", "off": "it goes silent"}
+TEMPO = {"up": "it runs faster", "down": "it runs slower", "same": "it holds still", "off": "it stops fully"}
+LIGHT = {"bright": "bright light", "dim": "dim lighting", "black": "a black void", "white": "a white void"}
+
+
+class LetterCycle:
+    """Answer letters per question type, in shuffled blocks of four (balanced within every type)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.blocks: dict[str, list[str]] = {}
+
+    def next(self, qtype: str) -> str:
+        block = self.blocks.setdefault(qtype, [])
+        if not block:
+            block.extend(LETTERS)
+            self.rng.shuffle(block)
+        return block.pop()
+
+
+def place(correct: str, distractors: list[str], letter: str) -> dict[str, str]:
+    options = list(distractors)
+    options.insert(LETTERS.index(letter), correct)
+    assert len({len(o) for o in options}) == 1, options
+    return dict(zip(LETTERS, options, strict=True))
+
+
+def questions_for(rng: random.Random, past: dict, cur: dict, letters: LetterCycle) -> list[dict]:
     pf, cf = past["features"], cur["features"]
     d_bright = cf["Brightness"] - pf["Brightness"]
     d_motion = cf["Motion"] - pf["Motion"]
-    loud_dir = direction(cf["Average Loudness (dB)"] - pf["Average Loudness (dB)"])
-    tempo_dir = direction(cf["Tempo (BPM)"] - pf["Tempo (BPM)"])
-    vis = f"brightness {direction(d_bright)} and motion {direction(d_motion)}"
+    loud = "up" if cf["Average Loudness (dB)"] > pf["Average Loudness (dB)"] else "down"
+    pace = "up" if cf["Tempo (BPM)"] > pf["Tempo (BPM)"] else "down"
+    loud_dir, tempo_dir = direction(2 * (loud == "up") - 1), direction(2 * (pace == "up") - 1)
+    seen = (
+        f"brightness went {pf['Brightness']:.0f} \u2192 {cf['Brightness']:.0f} and motion "
+        f"{pf['Motion']:.1f} \u2192 {cf['Motion']:.1f}"
+    )
 
-    def mcq(qtype: str, text: str, correct: str, distractors: list[str], why: str) -> dict:
-        letter = answer_cycle.pop(0)
-        options = distractors[:3]
-        options.insert(LETTERS.index(letter), correct)
+    def mcq(qtype: str, text: str, table: dict[str, str], correct: str, why: str) -> dict:
+        letter = letters.next(qtype)
+        distractors = [v for k, v in table.items() if k != correct]
         return {
             "type": qtype,
             "question": text,
-            "options": dict(zip(LETTERS, options, strict=True)),
+            "options": place(table[correct], distractors, letter),
             "answer": letter,
             "explanation": why,
         }
 
-    other = "decreases" if loud_dir == "increases" else "increases"
-    other_t = "decreases" if tempo_dir == "increases" else "increases"
     return [
         mcq(
             "Evidence Reasoning",
-            f"Across the cut the {vis}. Which change in the music is most likely caused by this?",
-            f"loudness {loud_dir}",
-            [
-                f"loudness {other}",
-                "mode shifts from major to minor"
-                if loud_dir == "increases"
-                else "mode shifts from minor to major",
-                "key changes",
-            ],
+            f"Across the cut, {seen}. What happens to the soundtrack's volume because of this?",
+            VOLUME,
+            loud,
             f"Loudness follows brightness in these videos; brightness {direction(d_bright)}, so loudness {loud_dir}.",
         ),
         mcq(
             "Predictive",
-            f"The next scene arrives and its motion {direction(d_motion)}. How will the tempo most likely change?",
-            f"tempo {tempo_dir}",
-            [f"tempo {other_t}", "loudness stays the same", "key changes"],
+            f"The next scene's audio is hidden. On screen, motion went {pf['Motion']:.1f} \u2192 "
+            f"{cf['Motion']:.1f}. What should its tempo do?",
+            TEMPO,
+            pace,
             f"Tempo tracks on-screen motion; motion {direction(d_motion)}, so tempo {tempo_dir}.",
         ),
         mcq(
             "Counterfactual",
-            f"If the {vis} had not happened and the picture had stayed the same, how would the loudness differ?",
-            "loudness stays the same",
-            [f"loudness {loud_dir}", f"loudness {other}", "tempo doubles"],
+            f"Across the cut, {seen}. Suppose instead the picture had not changed at all: what would the "
+            "soundtrack's volume have done?",
+            VOLUME,
+            "same",
             "Without the visual change there is no cause for a loudness change.",
         ),
     ]
 
 
-def transitions(rng: random.Random, scenes: list[dict], answers: list[str], as_strings: bool) -> list[dict]:
+def transitions(rng: random.Random, scenes: list[dict], answers: LetterCycle, as_strings: bool) -> list[dict]:
     out = []
     for past, cur in itertools.pairwise(scenes):
 
@@ -154,8 +181,8 @@ def write_features(video_id: str, scenes: list[dict]) -> None:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
-    answers = [LETTERS[i % 4] for i in range(400)]
-    rng.shuffle(answers)
+    rng.shuffle([LETTERS[i % 4] for i in range(400)])  # kept: the scenes' random draws stay as they were
+    answers = LetterCycle(11)
 
     # 1. Standard layout.
     scenes = make_scenes(rng, 24)
@@ -190,16 +217,10 @@ def main() -> None:
     by_name = {s["name"]: s["features"] for s in scenes}
     for tr in data:
         cur = tr["current_scene"]["name"]
-        letter = answers.pop(0)
+        letter = answers.next("Description")
         bright = by_name[cur]["Brightness"] >= 110
-        correct = "a brightly lit scene" if bright else "a dimly lit scene"
-        wrong = [
-            "a dimly lit scene" if bright else "a brightly lit scene",
-            "a plain black frame",
-            "a plain white frame",
-        ]
-        wrong.insert(LETTERS.index(letter), correct)
-        options = dict(zip(LETTERS, wrong, strict=True))
+        correct = "bright" if bright else "dim"
+        options = place(LIGHT[correct], [v for k, v in LIGHT.items() if k != correct], letter)
         tr["questions"].insert(
             0,
             {
