@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from karma.cli.eval_options import BackendOpt, BackendOptOpt
+
 app = typer.Typer(no_args_is_help=True)
 
 
@@ -89,10 +91,8 @@ def make(
 def verify(
     qa_dir: Path = typer.Argument(..., help="A `karma qa make` output folder."),
     out: Path = typer.Option(..., "--out", help="Output folder: verdicts, cache, drops, the kept questions."),
-    backend: str = typer.Option("llamacpp", "--backend", help="Model backend (the default runs offline)."),
-    backend_opt: list[str] = typer.Option(
-        [], "--backend-opt", help="Backend option KEY=VALUE (repeatable), e.g. base_url=... for openai."
-    ),
+    backend: BackendOpt = "llamacpp",
+    backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Verify only the first N questions."),
 ) -> None:
     """Answer every question from its explanation with a model; drop and list the ones it gets wrong.
@@ -110,7 +110,7 @@ def verify(
         qa_dir=qa_dir,
         out=out,
         backend=backend,
-        backend_options=key_values(backend_opt, "--backend-opt"),
+        backend_options=key_values(backend_opt or [], "--backend-opt"),
         limit=limit,
     )
     summary = verify_qa(config)
@@ -127,10 +127,8 @@ def paraphrase(
     out: Path = typer.Option(
         ..., "--out", help="Output folder: verdicts, cache, manifest, the rewritten set."
     ),
-    backend: str = typer.Option("llamacpp", "--backend", help="Model backend (the default runs offline)."),
-    backend_opt: list[str] = typer.Option(
-        [], "--backend-opt", help="Backend option KEY=VALUE (repeatable), e.g. base_url=... for openai."
-    ),
+    backend: BackendOpt = "llamacpp",
+    backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Rewrite only the first N questions."),
     max_bias: float = typer.Option(
         0.30, "--max-bias", min=0.0, max=1.0, help="Refuse a result where a no-model baseline beats this."
@@ -153,7 +151,7 @@ def paraphrase(
         qa_dir=qa_dir,
         out=out,
         backend=backend,
-        backend_options=key_values(backend_opt, "--backend-opt"),
+        backend_options=key_values(backend_opt or [], "--backend-opt"),
         limit=limit,
         max_bias=max_bias,
         allow_bias=allow_bias,

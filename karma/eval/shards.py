@@ -38,9 +38,39 @@ def merge_runs(
     ``check_data``) a selected pair that no shard answered. ``replace`` lets a merge overwrite an
     earlier merge in ``out`` (the Ray executor re-merges after every resumed run).
     """
-    from karma.eval.runner import finalize, select_questions
+    from karma.eval.runner import finalize
 
     runs = [RunDir(d) for d in shard_dirs]
+    configs, specs = _shard_configs(runs)
+    first = configs[0]
+    merged_config = EvalConfig.model_validate({**first["config"], "shard": None, "out": str(out)})
+    owner, samples, baselines = _shard_records(runs)
+    if check_data:
+        _check_selection(merged_config, owner)
+    target = _merge_target(out, replace=replace)
+    payload = dict(first)
+    payload["config"] = merged_config.model_dump(mode="json")
+    payload["selection"] = {k: v for k, v in first.get("selection", {}).items() if k != "shard"}
+    graphs: dict[str, Any] = {}
+    for cfg in configs:
+        graphs.update(cfg.get("graphs", {}))
+    payload["graphs"] = graphs
+    payload[MERGE_KEY] = [
+        {"shard": str(s), "run_dir": src} for s, src in sorted(specs, key=lambda p: p[0].index)
+    ]
+    target.write_json("config.json", payload)
+    with target.sample_appender() as writer:
+        for record in sorted(samples, key=lambda r: (r.question_id, r.arm)):
+            writer.append(record)
+    with target.baseline_appender() as writer:
+        for qid in sorted(baselines):
+            writer.append(baselines[qid])
+    _copy_graphs(runs, target)
+    return finalize(target, merged_config)
+
+
+def _shard_configs(runs: list[RunDir]) -> tuple[list[dict[str, Any]], list[tuple[Any, str]]]:
+    """Every shard's config.json, checked: shard runs, complete, one setting, one selection."""
     configs: list[dict[str, Any]] = []
     for run in runs:
         try:
@@ -61,11 +91,14 @@ def merge_runs(
             raise InputError(
                 f"shards select different questions: {runs[0].path} {sel_a} vs {run.path} {sel_b}"
             )
+    return configs, specs
 
-    merged_config = EvalConfig.model_validate({**first["config"], "shard": None, "out": str(out)})
+
+def _shard_records(runs: list[RunDir]) -> tuple[dict[tuple[str, str], str], list[Any], dict[str, Any]]:
+    """The shards' final records (a (question, arm) in two shards is refused) and baselines."""
     owner: dict[tuple[str, str], str] = {}
     samples = []
-    baselines = {}
+    baselines: dict[str, Any] = {}
     for run in runs:
         for record in run.final_samples():
             if record.key in owner:
@@ -77,29 +110,29 @@ def merge_runs(
             samples.append(record)
         for baseline in run.baselines():
             baselines.setdefault(baseline.question_id, baseline)
-    if check_data:
-        from karma.data import load_dataset
+    return owner, samples, baselines
 
-        dataset = load_dataset(
-            merged_config.data,
-            lenient=merged_config.lenient,
-            features_required=merged_config.pipeline != "vlm",
-        )
-        expected = [
-            (t.question_id(q), arm)
-            for t, q in select_questions(dataset, merged_config)
-            for arm in merged_config.arms
-        ]
-        missing = [key for key in expected if key not in owner]
-        if missing:
-            shown = ", ".join(f"{q} ({a})" for q, a in missing[:5])
-            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-            raise InputError(f"{len(missing)} selected questions are in no shard: {shown}{more}")
-        unexpected = sorted(set(owner) - set(expected))
-        if unexpected:
-            q, a = unexpected[0]
-            raise InputError(f"{owner[unexpected[0]]} holds question {q} ({a}) that the selection does not")
 
+def _check_selection(config: EvalConfig, owner: dict[tuple[str, str], str]) -> None:
+    """Every selected (question, arm) is in a shard, and no shard holds one outside the selection."""
+    from karma.data import load_dataset
+    from karma.eval.runner import select_questions
+
+    dataset = load_dataset(config.data, lenient=config.lenient, features_required=config.pipeline != "vlm")
+    expected = [(t.question_id(q), arm) for t, q in select_questions(dataset, config) for arm in config.arms]
+    missing = [key for key in expected if key not in owner]
+    if missing:
+        shown = ", ".join(f"{q} ({a})" for q, a in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise InputError(f"{len(missing)} selected questions are in no shard: {shown}{more}")
+    unexpected = sorted(set(owner) - set(expected))
+    if unexpected:
+        q, a = unexpected[0]
+        raise InputError(f"{owner[unexpected[0]]} holds question {q} ({a}) that the selection does not")
+
+
+def _merge_target(out: str | Path, *, replace: bool) -> RunDir:
+    """The merge's run folder, emptied of an earlier merge when ``replace``; refused otherwise."""
     target = RunDir(out)
     if target.exists() or target.samples_path.exists():
         if not replace:
@@ -108,23 +141,11 @@ def merge_runs(
             (target.path / name).unlink(missing_ok=True)
         shutil.rmtree(target.graphs_dir, ignore_errors=True)
     target.path.mkdir(parents=True, exist_ok=True)
-    payload = dict(first)
-    payload["config"] = merged_config.model_dump(mode="json")
-    payload["selection"] = {k: v for k, v in first.get("selection", {}).items() if k != "shard"}
-    graphs: dict[str, Any] = {}
-    for cfg in configs:
-        graphs.update(cfg.get("graphs", {}))
-    payload["graphs"] = graphs
-    payload[MERGE_KEY] = [
-        {"shard": str(s), "run_dir": src} for s, src in sorted(specs, key=lambda p: p[0].index)
-    ]
-    target.write_json("config.json", payload)
-    with target.sample_appender() as writer:
-        for record in sorted(samples, key=lambda r: (r.question_id, r.arm)):
-            writer.append(record)
-    with target.baseline_appender() as writer:
-        for qid in sorted(baselines):
-            writer.append(baselines[qid])
+    return target
+
+
+def _copy_graphs(runs: list[RunDir], target: RunDir) -> None:
+    """The shards' fold graphs into the merged run (the first copy of a name wins)."""
     for run in runs:
         if run.graphs_dir.is_dir():
             for graph_dir in sorted(run.graphs_dir.iterdir()):
@@ -132,4 +153,3 @@ def merge_runs(
                 target.graphs_dir.mkdir(parents=True, exist_ok=True)
                 if not dest.exists():
                     shutil.copytree(graph_dir, dest) if graph_dir.is_dir() else shutil.copy2(graph_dir, dest)
-    return finalize(target, merged_config)

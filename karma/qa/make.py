@@ -118,16 +118,21 @@ def _fail(message: str) -> InputError:
     return InputError(message)
 
 
-def _load_features(data: Path) -> tuple[dict[str, VideoFeatures], dict[str, Path], list[Transition]]:
+def load_strict(path: Path) -> Any:
+    """``karma.data.load_dataset`` in strict mode, its first error as one InputError line."""
     from karma.data import DataValidationError, load_dataset
 
     try:
-        dataset = load_dataset(data)
+        return load_dataset(path)
     except DataValidationError as exc:
         first = next((p for p in exc.problems if p.severity == "error"), None)
-        raise _fail(f"{data}: {first if first is not None else exc}") from exc
+        raise _fail(f"{path}: {first if first is not None else exc}") from None
     except FileNotFoundError as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(str(exc)) from None
+
+
+def _load_features(data: Path) -> tuple[dict[str, VideoFeatures], dict[str, Path], list[Transition]]:
+    dataset = load_strict(data)
     if not dataset.features:
         raise _fail(f"{data}: no *_causal_features.json files (run `karma extract` on the videos first)")
     paths = {}

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -29,7 +28,7 @@ from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS
 from karma.data.baselines import content_words
 from karma.qa.make import AnswerBiasError, bias_check
-from karma.qa.passes import ModelPass, load_made, write_made
+from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
 
 RECORDS = "paraphrase.jsonl"
 MANIFEST = "paraphrase.json"
@@ -42,19 +41,10 @@ PROMPT = (
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
-class ParaphraseConfig(BaseModel):
-    """What ``karma qa paraphrase`` reads, which model rewrites, and the guards' limits."""
+class ParaphraseConfig(ModelPassConfig):
+    """What ``karma qa paraphrase`` reads, which model rewrites, and the guards' limits (``limit``: the
+    questions after the first N keep their text)."""
 
-    qa_dir: Path
-    """A ``karma qa make`` (or ``karma qa verify``) output folder."""
-    out: Path
-    """Output folder: verdicts, cache, manifest and the rewritten questions."""
-    backend: str = "llamacpp"
-    """Backend name (``pipelines.backends``); the default runs offline with the embedded model."""
-    backend_options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword options of the backend (``--backend-opt KEY=VALUE``)."""
-    limit: int | None = Field(default=None, ge=1)
-    """Rewrite only the first N questions (in question-id order); the others keep their text."""
     max_tokens: int = Field(default=160, ge=8)
     """Output budget of one rewrite."""
     max_bias: float = Field(default=0.30, ge=0.0, le=1.0)

@@ -15,27 +15,36 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from karma.core.atomic import atomic_write_bytes, atomic_write_text
 from karma.core.errors import InputError
 from karma.core.records import Question, Transition, transition_id
-from karma.qa.make import GROUNDING
+from karma.qa.make import GROUNDING, load_strict
 
 CACHE = "responses.sqlite"
 
 
+class ModelPassConfig(BaseModel):
+    """What a model pass reads, which model it asks and where it writes (verify, paraphrase)."""
+
+    qa_dir: Path
+    """A ``karma qa make`` output folder (or the output of another pass)."""
+    out: Path
+    """Output folder: verdicts, cache, manifest and the resulting question set."""
+    backend: str = "llamacpp"
+    """Backend name (``pipelines.backends``); the default runs offline with the embedded model."""
+    backend_options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options of the backend (``--backend-opt KEY=VALUE``)."""
+    limit: int | None = Field(default=None, ge=1)
+    """Pass only the first N questions (in question-id order)."""
+
+
 def load_made(qa_dir: Path, out: Path) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
     """The transitions and (transition, question) pairs of a ``karma qa make`` folder, in id order."""
-    from karma.data import DataValidationError, load_dataset
-
     if out.resolve() == qa_dir.resolve():
         raise InputError(f"--out {out}: must differ from the folder it reads ({qa_dir})")
-    try:
-        dataset = load_dataset(qa_dir)
-    except DataValidationError as exc:
-        first = next((p for p in exc.problems if p.severity == "error"), None)
-        raise InputError(f"{qa_dir}: {first if first is not None else exc}") from None
-    except FileNotFoundError as exc:
-        raise InputError(str(exc)) from None
+    dataset = load_strict(qa_dir)
     if not (qa_dir / GROUNDING).is_file():
         raise InputError(f"{qa_dir}: no {GROUNDING}; expected a `karma qa make` output folder")
     pairs = sorted(dataset.iter_questions(), key=lambda pair: pair[0].question_id(pair[1]))

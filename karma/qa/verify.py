@@ -17,7 +17,6 @@ ids), so ``karma data validate OUT`` and ``karma eval --data OUT`` read it direc
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -25,7 +24,7 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition
-from karma.qa.passes import ModelPass, load_made, write_made
+from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
 
 RECORDS = "verify.jsonl"
 DROPS = "verify_drops.jsonl"
@@ -38,19 +37,10 @@ PROMPT = (
 """The verification prompt (its hash is recorded with every verdict)."""
 
 
-class VerifyConfig(BaseModel):
-    """What ``karma qa verify`` reads, which model it asks, and where it writes."""
+class VerifyConfig(ModelPassConfig):
+    """What ``karma qa verify`` reads, which model it asks, and where it writes (``limit``: the
+    questions after the first N are not written)."""
 
-    qa_dir: Path
-    """A ``karma qa make`` output folder."""
-    out: Path
-    """Output folder: verdicts, cache, drops and the kept questions."""
-    backend: str = "llamacpp"
-    """Backend name (``pipelines.backends``); the default runs offline with the embedded model."""
-    backend_options: dict[str, Any] = Field(default_factory=dict)
-    """Keyword options of the backend (``--backend-opt KEY=VALUE``)."""
-    limit: int | None = Field(default=None, ge=1)
-    """Verify only the first N questions (in question-id order); the rest are not written."""
     max_tokens: int = Field(default=16, ge=1)
     """Output budget of one reply."""
 

@@ -98,24 +98,11 @@ def test_a_rerun_resumes_without_loss_or_duplicates(made: Path, tmp_path: Path) 
     assert len(ids) == len(set(ids)) == 10
 
 
-@pytest.mark.timeout(600)
-def test_the_embedded_model_resumes_after_kill_9(made: Path, tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
-    out = tmp_path / "verified"
-    command = [
-        sys.executable,
-        "-m",
-        "karma.cli.main",
-        "qa",
-        "verify",
-        str(made),
-        "--out",
-        str(out),
-        "--limit",
-        "12",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    records = out / RECORDS
+def _kill_9_then_rerun(command: list[str], records: Path, total: int) -> int:
+    """Start ``karma <command>``, SIGKILL it once two verdicts are on disk, rerun it to the end;
+    return how many verdict lines the killed run left."""
+    argv = [sys.executable, "-m", "karma.cli.main", *command]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and process.poll() is None:
@@ -127,15 +114,41 @@ def test_the_embedded_model_resumes_after_kill_9(made: Path, tmp_path: Path) -> 
     finally:
         process.wait()
     before = records.read_bytes().count(b"\n")
-    assert 2 <= before < 12
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert 2 <= before < total
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    ids = [r["question_id"] for r in _records(out)]
-    assert len(ids) == len(set(ids)) == 12
+    ids = [json.loads(line)["question_id"] for line in records.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == total
+    return before
+
+
+@pytest.mark.timeout(600)
+def test_the_embedded_model_resumes_after_kill_9(made: Path, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    out = tmp_path / "verified"
+    before = _kill_9_then_rerun(
+        ["qa", "verify", str(made), "--out", str(out), "--limit", "12"], out / RECORDS, 12
+    )
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["answered_now"] <= 12 - before + 1  # at most the one cut short is asked twice
     assert "SmolLM2" in manifest["model_id"]
     assert manifest["kept"] + manifest["dropped"] == 12 and len(manifest["drops"]) == manifest["dropped"]
+
+
+@pytest.mark.timeout(600)
+def test_the_embedded_model_paraphrase_resumes_after_kill_9(made: Path, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from karma.qa.paraphrase import MANIFEST as PARAPHRASED
+    from karma.qa.paraphrase import RECORDS as REWRITES
+
+    out = tmp_path / "paraphrased"
+    command = ["qa", "paraphrase", str(made), "--out", str(out), "--limit", "5", "--allow-bias"]
+    before = _kill_9_then_rerun(command, out / REWRITES, 5)
+    manifest = json.loads((out / PARAPHRASED).read_text())
+    assert manifest["answered_now"] <= 5 - before + 1
+    assert "SmolLM2" in manifest["model_id"]
+    assert manifest["rewritten"] + len(manifest["rejected_rewrites"]) == 5
+    assert runner.invoke(app, ["data", "validate", str(out)]).exit_code == 0
 
 
 class Rewriter(Backend):

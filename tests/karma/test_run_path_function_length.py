@@ -15,6 +15,7 @@ RUN_PATH = (
     "karma/cli/tasks.py",
     "karma/eval/runner.py",
     "karma/eval/scheduler.py",
+    "karma/eval/shards.py",
     "karma/tasks/runner.py",
     "karma/tasks/harmonyset_oe.py",
     "karma/tasks/analysis_run.py",
