@@ -111,6 +111,40 @@ def paired_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def grounding_table(results: dict[str, Any]) -> list[str]:
+    """Accuracy per arm and the paired effect per grounding (``karma qa make`` data); [] without."""
+    arms = _arms(results)
+    groundings = sorted({g for _, stats in arms for g in stats.get("by_grounding", {})})
+    if not groundings:
+        return []
+    lines = [
+        "| grounding | "
+        + " | ".join(ARM_LABEL.get(arm, arm) for arm, _ in arms)
+        + " | pairs | delta (points) [95% CI] | McNemar p |",
+        "|" + "---|" * (len(arms) + 4),
+    ]
+    paired = results.get("paired", {}).get("by_grounding", {})
+    for name in groundings:
+        cells = [
+            _interval(stats["by_grounding"][name]) + f" (n={stats['by_grounding'][name]['n']})"
+            if name in stats.get("by_grounding", {})
+            else "–"
+            for _, stats in arms
+        ]
+        s = paired.get(name)
+        effect = (
+            [
+                str(s["n_pairs"]),
+                f"{_signed(s['delta'])} [{_signed(s['ci_low'])}, {_signed(s['ci_high'])}]",
+                _p(s["mcnemar_p"]),
+            ]
+            if s
+            else ["0", "–", "–"]
+        )
+        lines.append(f"| {name} | " + " | ".join([*cells, *effect]) + " |")
+    return lines
+
+
 def baseline_table(results: dict[str, Any]) -> list[str]:
     baselines = results.get("baselines", {})
     by_type = baselines.get("by_type", {})
@@ -339,6 +373,9 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
         delta_png = plot_delta(results, out / f"{prefix}_delta.png", run_label(run, config))
         if delta_png:
             lines += [f"![graph effect per type]({delta_png.name})", ""]
+        grounded = grounding_table(results)
+        if grounded:
+            lines += ["### Per grounding (`question_grounding.jsonl` of `karma qa make`)", "", *grounded, ""]
         lines += ["### Reference baselines (no model)", "", *baseline_table(results), ""]
         lines += ["### How answers were read", "", *status_table(results), "", *ceiling_lines(results), ""]
     if len(runs) > 1:

@@ -18,7 +18,7 @@ retries it). The graph effect is measured on the questions both arms answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from karma.eval.aggregate import (
@@ -60,8 +60,19 @@ SPLITS = Splits(keys={"by_type": lambda o: o.groups["type"]}, order=_ordered_typ
 """Karma-MV reports per question type, in the benchmark's order."""
 
 
-def outcome(record: SampleRecord) -> Outcome:
-    """A Karma-MV answer in the core's shape (the video is the cluster, the type the split)."""
+GROUNDING_SPLITS = Splits(
+    keys={"by_type": lambda o: o.groups["type"], "by_grounding": lambda o: o.groups.get("grounding")},
+    order=_ordered_types,
+)
+"""With ``karma qa make`` data: also per grounding (observed change or graph rule; karma.data.grounding)."""
+
+
+def outcome(record: SampleRecord, groundings: Mapping[str, str] | None = None) -> Outcome:
+    """A Karma-MV answer in the core's shape (the video is the cluster, the type the split; with
+    ``groundings``, the question's grounding a second split)."""
+    groups = {"type": record.question_type}
+    if groundings:
+        groups["grounding"] = groundings.get(record.question_id, "unrecorded")
     return Outcome(
         item=record.question_id,
         arm=record.arm,
@@ -69,7 +80,7 @@ def outcome(record: SampleRecord) -> Outcome:
         correct=record.correct,
         parse_status=record.parse_status,
         error=record.error,
-        groups={"type": record.question_type},
+        groups=groups,
         record=record,
     )
 
@@ -110,18 +121,21 @@ def aggregate(
     *,
     resamples: int = 2000,
     seed: int = 0,
+    groundings: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The results payload (see the module doc). Records are sorted first, so file order never matters."""
+    """The results payload (see the module doc). Records are sorted first, so file order never matters.
+    ``groundings`` (question id -> grounding, from ``karma qa make``) adds a ``by_grounding`` split."""
     samples = sorted(samples, key=lambda r: (r.question_id, r.arm))
     baselines = sorted(baselines, key=lambda r: r.question_id)
-    outcomes = [outcome(r) for r in samples]
+    outcomes = [outcome(r, groundings) for r in samples]
+    splits = GROUNDING_SPLITS if groundings else SPLITS
     payload: dict[str, Any] = {
         "n_questions": len({r.question_id for r in samples}),
         "n_videos": len({r.video_id for r in samples}),
         "arms": arms_payload(
             outcomes,
             ARMS,
-            SPLITS,
+            splits,
             resamples=resamples,
             seed=seed,
             cluster_key="n_videos",
@@ -131,7 +145,7 @@ def aggregate(
     }
     pairs = pairs_of(outcomes, "on", "off")
     if pairs:
-        payload["paired"] = paired_block(pairs, SPLITS, resamples=resamples, seed=seed, labels=("on", "off"))
+        payload["paired"] = paired_block(pairs, splits, resamples=resamples, seed=seed, labels=("on", "off"))
     # The baselines need no backend: they are scored on every question of the run.
     asked = {r.question_id for r in samples}
     evaluated = [b for b in baselines if b.question_id in asked]

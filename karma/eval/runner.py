@@ -547,7 +547,15 @@ def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:
     stored = run.read_config()
     cfg = config or EvalConfig.model_validate(stored["config"])
     samples = run.final_samples()
-    results = aggregate(samples, run.baselines(), resamples=cfg.bootstrap_resamples, seed=cfg.bootstrap_seed)
+    from karma.data.grounding import read_groundings
+
+    results = aggregate(
+        samples,
+        run.baselines(),
+        resamples=cfg.bootstrap_resamples,
+        seed=cfg.bootstrap_seed,
+        groundings=read_groundings(cfg.data) if cfg.data else None,
+    )
     results["graph_mode"] = stored.get("graph_mode")
     results["letters"] = list(OPTION_LETTERS)
     run.write_json("results.json", results)

@@ -37,12 +37,12 @@ from karma.core.records import (
     normalize_question_type,
     transition_id,
 )
+from karma.data.grounding import GROUNDING
 from karma.qa.grounding import GraphSource, fold_sources, given_source, graph_truth, rule_id
 from karma.synth.questions import ASSOCIATION
 
 QA_MAKE_VERSION = 1
 MANIFEST = "qa_make.json"
-GROUNDING = "question_grounding.jsonl"
 TRANSITIONS_SUFFIX = "_transitions.json"
 MIN_PER_TYPE = 20
 """Types with fewer questions are not checked on their own (one question moves a rate by 5 points or more);
