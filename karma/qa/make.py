@@ -317,140 +317,45 @@ def bias_check(
 def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     """Make, check and write the questions (see the module docstring). Raises InputError for bad input
     and AnswerBiasError (nothing written) when a no-model baseline beats ``config.max_bias``."""
-    from karma.qa.cuts import defined_variables, make_cut
-
-    known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
-    if config.variables is not None:
-        unknown = sorted(set(config.variables) - known)
-        if unknown:
-            raise _fail(f"--variables: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    _check_variables(config.variables)
     features, feature_paths, qa_transitions = _load_features(config.data)
     transitions = _video_transitions(config.data, features, qa_transitions)
-    video_ids = sorted(features)
-    skipped_videos: dict[str, str] = {}
-    if config.graph is not None:
-        try:
-            sources, skipped_videos = given_source(config.graph, video_ids)
-        except (FileNotFoundError, ValueError) as exc:
-            raise _fail(f"--graph {config.graph}: {exc}") from None
-    else:
-        try:
-            sources = fold_sources(video_ids, qa_transitions, features, config.folds, config.fold_seed)
-        except ValueError as exc:
-            raise _fail(f"{config.data}: {exc}") from None
-    truths = {s.key: graph_truth(s.graph) for s in sources.values()}
+    sources, skipped_videos = _sources(config, features, qa_transitions)
+    made = _Made()
     maker = _maker(features, sources, config.seed)
-
-    qa_files: dict[str, list[dict[str, Any]]] = {}
-    grounding: list[str] = []
-    made: list[Question] = []
-    skipped: Counter[str] = Counter()
-    n_transitions = 0
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
-    for video in video_ids:
+    truths = {s.key: graph_truth(s.graph) for s in sources.values()}
+    for video in sorted(features):
         if video not in sources:
-            n_transitions += len(transitions[video])
-            skipped["video skipped (see skipped_videos)"] += len(transitions[video])
+            made.n_transitions += len(transitions[video])
+            made.skipped["video skipped (see skipped_videos)"] += len(transitions[video])
             continue
-        source = sources[video]
-        truth = truths[source.key]
-        maker.truth = truth
-        maker.where = f"in graph {source.name}"
-        rule_events = {
-            e for edge in truth.edges for e in (edge.cause, edge.effect) if edge.kind != ASSOCIATION
-        }
-        scenes = features[video].scenes
-        items: list[dict[str, Any]] = []
-        for t in transitions[video]:
-            n_transitions += 1
-            past = scenes.get(t.past_scene.name.removesuffix(".mp4"))
-            current = scenes.get(t.current_scene.name.removesuffix(".mp4"))
-            if past is None or current is None:
-                skipped["a scene is missing from the feature file"] += 1
-                continue
-            cut = make_cut(past, current, source.thresholds, truth, _aggregated(source))
-            if not cut.visual_events and not cut.music_events:
-                skipped["no change detected"] += 1
-                continue
-            allowed = defined_variables(past, current)
-            if config.variables is not None:
-                allowed &= set(config.variables)
-            cut.fired = [p for p in cut.fired if _variable(p[0]) in allowed and _variable(p[1]) in allowed]
-            if not cut.fired:
-                skipped["no rule of the graph fired (cause and effect both observed)"] += 1
-                continue
-            maker.answerable = frozenset(e for e in rule_events if _variable(e) in allowed)
-            try:
-                drafts = maker.make(cut, require_counterfactual=False)
-            except ValueError as exc:
-                skipped[str(exc).split(" (", 1)[0]] += 1
-                continue
-            index = len(items)
-            questions = []
-            for qi, draft in enumerate(drafts):
-                questions.append(draft.published())
-                qtype = normalize_question_type(draft.type)
-                made.append(Question.model_validate({**questions[-1], "type": qtype, "raw_type": draft.type}))
-                observed = draft.type == "Evidence Reasoning"
-                grounding.append(
-                    dumps(
-                        {
-                            "question_id": f"{transition_id(video, index)}/q{qi}",
-                            "video_id": video,
-                            "transition_index": index,
-                            "question_index": qi,
-                            "source_transition": t.index,
-                            "type": qtype.value if qtype is not None else draft.type,
-                            "form": draft.form,
-                            "grounding": "observed" if observed else "rule",
-                            "fact": rule_id(draft.cause_events[0], draft.effect_event),
-                            "graph": source.name,
-                            "graph_key": source.key,
-                            "graph_hash": source.content_hash,
-                            "cause_events": draft.cause_events,
-                            "effect_event": draft.effect_event,
-                            "answer": draft.answer,
-                            "answer_event": draft.answer_event,
-                            "option_events": draft.option_events,
-                            "observed_visual": cut.visual_events,
-                            "observed_music": cut.music_events,
-                        }
-                    )
-                )
-            items.append(
-                {
-                    "current_scene": _scene_json(t.current_scene),
-                    "past_scene": _scene_json(t.past_scene),
-                    "questions": questions,
-                }
-            )
-        if items:
-            qa_files[video] = items
-
-    if not made:
-        reasons = "; ".join(f"{n} {why}" for why, n in skipped.most_common(3))
-        raise _fail(f"{config.data}: no questions could be made from {n_transitions} transitions ({reasons})")
-    baselines, by_type, worst = bias_check(made, config.max_bias)
+        _make_video(made, maker, video, features[video], transitions[video], sources[video], truths, config)
+    if not made.questions:
+        reasons = "; ".join(f"{n} {why}" for why, n in made.skipped.most_common(3))
+        raise _fail(
+            f"{config.data}: no questions could be made from {made.n_transitions} transitions ({reasons})"
+        )
+    baselines, by_type, worst = bias_check(made.questions, config.max_bias)
     if worst and not config.allow_bias:
-        raise AnswerBiasError(f"refusing to write {len(made)} questions: {worst}")
+        raise AnswerBiasError(f"refusing to write {len(made.questions)} questions: {worst}")
 
-    _prepare_out(config.out, set(qa_files))
-    for video, items in qa_files.items():
+    _prepare_out(config.out, set(made.qa_files))
+    for video, items in made.qa_files.items():
         atomic_write_text(config.out / f"{video}_qa.json", json.dumps(items, ensure_ascii=False))
         atomic_write_bytes(config.out / f"{video}_causal_features.json", feature_paths[video].read_bytes())
-    atomic_write_text(config.out / GROUNDING, "\n".join(grounding) + "\n")
+    atomic_write_text(config.out / GROUNDING, "\n".join(made.grounding) + "\n")
     graphs = {
         s.key: {"name": s.name, "content_hash": s.content_hash, "left_out_videos": len(s.excluded)}
         for s in sorted({s.key: s for s in sources.values()}.values(), key=lambda s: s.key)
     }
     summary = QaMakeSummary(
         out_dir=str(config.out),
-        videos=len(qa_files),
-        transitions=n_transitions,
-        asked=sum(len(items) for items in qa_files.values()),
-        questions=len(made),
-        questions_per_type=dict(sorted(Counter(q.type.value for q in made).items())),
-        skipped_transitions=dict(sorted(skipped.items())),
+        videos=len(made.qa_files),
+        transitions=made.n_transitions,
+        asked=sum(len(items) for items in made.qa_files.values()),
+        questions=len(made.questions),
+        questions_per_type=dict(sorted(Counter(q.type.value for q in made.questions).items())),
+        skipped_transitions=dict(sorted(made.skipped.items())),
         skipped_videos=skipped_videos,
         graphs=graphs,
         baselines={k: round(v, 4) for k, v in baselines.items()},
@@ -467,3 +372,132 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     }
     atomic_write_text(config.out / MANIFEST, json.dumps(manifest, indent=1))
     return summary
+
+
+def _check_variables(variables: list[str] | None) -> None:
+    """``--variables`` names only variables the maker knows."""
+    known = set(MUSIC_NUMERIC) | set(VISUAL_NUMERIC) | {"action", "object", "mode"}
+    if variables is not None:
+        unknown = sorted(set(variables) - known)
+        if unknown:
+            raise _fail(f"--variables: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+
+
+def _sources(
+    config: QaMakeConfig, features: dict[str, VideoFeatures], qa_transitions: list[Transition]
+) -> tuple[dict[str, GraphSource], dict[str, str]]:
+    """The graph each video's questions rest on (the given one, or its fold's) and the videos skipped."""
+    video_ids = sorted(features)
+    if config.graph is not None:
+        try:
+            return given_source(config.graph, video_ids)
+        except (FileNotFoundError, ValueError) as exc:
+            raise _fail(f"--graph {config.graph}: {exc}") from None
+    try:
+        return fold_sources(video_ids, qa_transitions, features, config.folds, config.fold_seed), {}
+    except ValueError as exc:
+        raise _fail(f"{config.data}: {exc}") from None
+
+
+class _Made:
+    """What ``make_qa`` has made so far: QA files, grounding lines, questions, skip reasons."""
+
+    def __init__(self) -> None:
+        self.qa_files: dict[str, list[dict[str, Any]]] = {}
+        self.grounding: list[str] = []
+        self.questions: list[Question] = []
+        self.skipped: Counter[str] = Counter()
+        self.n_transitions = 0
+
+
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
+def _make_video(
+    made: _Made,
+    maker: Any,
+    video: str,
+    features: VideoFeatures,
+    transitions: list[Transition],
+    source: GraphSource,
+    truths: dict[str, Any],
+    config: QaMakeConfig,
+) -> None:
+    """The questions of one video's transitions, grounded on ``source``, added to ``made``."""
+    from karma.qa.cuts import defined_variables, make_cut
+
+    truth = truths[source.key]
+    maker.truth = truth
+    maker.where = f"in graph {source.name}"
+    rule_events = {e for edge in truth.edges for e in (edge.cause, edge.effect) if edge.kind != ASSOCIATION}
+    scenes = features.scenes
+    items: list[dict[str, Any]] = []
+    for t in transitions:
+        made.n_transitions += 1
+        past = scenes.get(t.past_scene.name.removesuffix(".mp4"))
+        current = scenes.get(t.current_scene.name.removesuffix(".mp4"))
+        if past is None or current is None:
+            made.skipped["a scene is missing from the feature file"] += 1
+            continue
+        cut = make_cut(past, current, source.thresholds, truth, _aggregated(source))
+        if not cut.visual_events and not cut.music_events:
+            made.skipped["no change detected"] += 1
+            continue
+        allowed = defined_variables(past, current)
+        if config.variables is not None:
+            allowed &= set(config.variables)
+        cut.fired = [p for p in cut.fired if _variable(p[0]) in allowed and _variable(p[1]) in allowed]
+        if not cut.fired:
+            made.skipped["no rule of the graph fired (cause and effect both observed)"] += 1
+            continue
+        maker.answerable = frozenset(e for e in rule_events if _variable(e) in allowed)
+        try:
+            drafts = maker.make(cut, require_counterfactual=False)
+        except ValueError as exc:
+            made.skipped[str(exc).split(" (", 1)[0]] += 1
+            continue
+        index = len(items)
+        questions = []
+        for qi, draft in enumerate(drafts):
+            questions.append(draft.published())
+            qtype = normalize_question_type(draft.type)
+            made.questions.append(
+                Question.model_validate({**questions[-1], "type": qtype, "raw_type": draft.type})
+            )
+            made.grounding.append(_DUMPS(_grounding(video, index, qi, t, qtype, draft, source, cut)))
+        items.append(
+            {
+                "current_scene": _scene_json(t.current_scene),
+                "past_scene": _scene_json(t.past_scene),
+                "questions": questions,
+            }
+        )
+    if items:
+        made.qa_files[video] = items
+
+
+def _grounding(
+    video: str, index: int, qi: int, t: Transition, qtype: Any, draft: Any, source: GraphSource, cut: Any
+) -> dict[str, Any]:
+    """One line of question_grounding.jsonl: the fact a made question rests on, and where it comes from."""
+    return {
+        "question_id": f"{transition_id(video, index)}/q{qi}",
+        "video_id": video,
+        "transition_index": index,
+        "question_index": qi,
+        "source_transition": t.index,
+        "type": qtype.value if qtype is not None else draft.type,
+        "form": draft.form,
+        "grounding": "observed" if draft.type == "Evidence Reasoning" else "rule",
+        "fact": rule_id(draft.cause_events[0], draft.effect_event),
+        "graph": source.name,
+        "graph_key": source.key,
+        "graph_hash": source.content_hash,
+        "cause_events": draft.cause_events,
+        "effect_event": draft.effect_event,
+        "answer": draft.answer,
+        "answer_event": draft.answer_event,
+        "option_events": draft.option_events,
+        "observed_visual": cut.visual_events,
+        "observed_music": cut.music_events,
+    }
