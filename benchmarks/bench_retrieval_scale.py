@@ -473,7 +473,9 @@ def _routes(
     # model's load, measured at the start of the run, is added), then questions one at a time (the
     # in-memory text cache warms across them, as in a session), on the real query-time MiniLM vectors.
     sample = queries[: args.rerank_questions]
-    for pool in args.pools:
+    from retrieval.hybrid import default_rerank_pool
+
+    for pool in [default_rerank_pool(len(texts)) if p is None else p for p in args.pools]:
         _forget_exact_vectors(static_embedder)
         reranked = HybridRetriever(
             view, embedder=static_embedder, index=static_index, config=HybridConfig(rerank_pool=pool)
@@ -604,7 +606,9 @@ def main() -> None:
         "build time is then the one measured when it was built).",
     )
     parser.add_argument(
-        "--pools", default="200", help="static+rerank pools timed on real query-time MiniLM vectors."
+        "--pools",
+        default="auto",
+        help="static+rerank pools timed on real query-time MiniLM vectors (auto: the size rule's default).",
     )
     parser.add_argument(
         "--rerank-questions", type=int, default=30, help="Questions answered one at a time per pool."
@@ -619,7 +623,7 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval_scale"))
     args = parser.parse_args()
-    args.pools = [int(v) for v in args.pools.split(",") if v.strip()]
+    args.pools = [None if v.strip() == "auto" else int(v) for v in args.pools.split(",") if v.strip()]
     args.curve = [int(v) for v in args.curve.split(",") if v.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     print(describe_machine())

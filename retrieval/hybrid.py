@@ -60,20 +60,33 @@ PAIR_CHUNK = 8192
 RELEVANCE_DECIMALS = 3
 """Relevance is compared at this precision; within one step the edge strength decides."""
 RERANK_POOL = 400
-"""Default ``HybridConfig.rerank_pool`` (measured: docs/retrieval.md, "The static route")."""
+"""Smallest default ``HybridConfig.rerank_pool`` (measured: docs/retrieval.md, "The static route")."""
+RERANK_TEXTS_PER_SLOT = 100
+"""The default pool grows by one slot per this many indexed texts (rounded up to a hundred slots)."""
+RERANK_POOL_MAX = 2000
+"""Largest default pool (each slot costs up to ~2.3 MiniLM texts embedded per question)."""
 RERANK_ENV = "KARMA_RERANK_POOL"
 """Environment variable that sets the rerank pool when the config leaves it unset."""
 
 
-def rerank_pool(value: int | None = None) -> int:
-    """The rerank pool: ``value`` when given, else ``$KARMA_RERANK_POOL``, else ``RERANK_POOL``.
-    ValueError on a negative or non-integer setting."""
+def default_rerank_pool(texts: int) -> int:
+    """The pool chosen by index size: ``RERANK_POOL``, or one slot per ``RERANK_TEXTS_PER_SLOT`` texts
+    rounded up to a hundred, at most ``RERANK_POOL_MAX`` (the overlap with the exact route's top-10
+    falls as the graph grows at a fixed pool: 0.990 at 3k entities, 0.966 at 10k, 0.904 at 30k with
+    400; 0.965 at 30k with 1,200, the size rule's pool there; docs/retrieval.md)."""
+    hundreds = -(-max(texts, 0) // (RERANK_TEXTS_PER_SLOT * 100))
+    return min(RERANK_POOL_MAX, max(RERANK_POOL, hundreds * 100))
+
+
+def rerank_pool(value: int | None = None, texts: int = 0) -> int:
+    """The rerank pool: ``value`` when given, else ``$KARMA_RERANK_POOL``, else
+    :func:`default_rerank_pool` of the index's ``texts``. ValueError on a negative or non-integer setting."""
     import os
 
     if value is not None:
         chosen: object = value
     else:
-        chosen = os.environ.get(RERANK_ENV) or RERANK_POOL
+        chosen = os.environ.get(RERANK_ENV) or default_rerank_pool(texts)
     try:
         pool = int(str(chosen).strip())
     except ValueError:
@@ -126,8 +139,8 @@ class HybridConfig(BaseModel):
     """On the static embedding route only: how many static candidates per question (nearest nodes,
     nearest edges, and candidate edges by their static score) are re-scored with the exact model's
     vectors, computed at query time for those texts only (``static+rerank``). ``None``:
-    ``$KARMA_RERANK_POOL``, else ``RERANK_POOL``; 0: static similarities only. Ignored on the exact
-    route."""
+    ``$KARMA_RERANK_POOL``, else chosen by the index's size (``default_rerank_pool``: 400 up to 40,000
+    texts, 1,200 at 120,000, at most 2,000); 0: static similarities only. Ignored on the exact route."""
 
 
 def events_from_deltas(deltas: Mapping[str, float], thresholds: Mapping[str, float]) -> list[str]:
@@ -175,7 +188,8 @@ class HybridRetriever(Retriever):
         self._exact: Embedder | None = None
         self.pool = 0
         if self.index.route == "static":
-            self.pool = rerank_pool(self.config.rerank_pool)
+            texts = len(self.index.node_vectors) + len(self.index.edge_vectors)
+            self.pool = rerank_pool(self.config.rerank_pool, texts)
             if self.pool:
                 self._exact = rerank_embedder or Embedder(
                     self.embedder.model_ref,

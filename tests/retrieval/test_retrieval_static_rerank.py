@@ -17,7 +17,7 @@ from retrieval import RetrievalQuery
 from retrieval.ann import IndexConfig, VectorSearch
 from retrieval.embed import Embedder, HashingEmbedder
 from retrieval.graph_view import GraphView
-from retrieval.hybrid import RERANK_POOL, HybridConfig, HybridRetriever, rerank_pool
+from retrieval.hybrid import RERANK_POOL, RERANK_POOL_MAX, HybridConfig, HybridRetriever, rerank_pool
 from retrieval.index import GraphIndex
 from tests.retrieval.test_retrieval_scale import load_synth
 
@@ -81,6 +81,11 @@ def _static_view(view: GraphView):
 def test_pool_setting(monkeypatch) -> None:
     monkeypatch.delenv("KARMA_RERANK_POOL", raising=False)
     assert rerank_pool() == RERANK_POOL and rerank_pool(0) == 0 and rerank_pool(7) == 7
+    # Unset, the pool follows the index's size: 400 up to 40,000 texts, 1,200 at a 30k-entity
+    # GraphRAG graph's 119,910 texts, never above the cap; a given pool wins over the size.
+    assert rerank_pool(texts=40_000) == RERANK_POOL and rerank_pool(texts=40_001) == 500
+    assert rerank_pool(texts=119_910) == 1200 and rerank_pool(texts=10**7) == RERANK_POOL_MAX
+    assert rerank_pool(7, texts=119_910) == 7
     monkeypatch.setenv("KARMA_RERANK_POOL", "30")
     assert rerank_pool() == 30 and rerank_pool(5) == 5  # a config value wins over the environment
     monkeypatch.setenv("KARMA_RERANK_POOL", "many")
