@@ -24,6 +24,7 @@ import math
 import uuid
 import warnings
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -237,6 +238,143 @@ def _number(value: Any, kind: type, path: Path, row: int, column: str, *, non_ne
     return number
 
 
+@dataclass
+class _Entities:
+    """The entity table read into nodes, with every name a relationship endpoint may use."""
+
+    nodes: dict[str, CkgNode] = field(default_factory=dict)
+    by_title: dict[str, str] = field(default_factory=dict)
+    by_table_id: dict[str, str] = field(default_factory=dict)
+    imported_ids: list[str] = field(default_factory=list)
+    """Entity ids taken from a plain GraphRAG table (kept on export)."""
+
+
+def _title_column(rows: list[dict[str, Any]], path: Path, notes: list[str]) -> str:
+    """The column entity titles are read from: ``title``, else ``name``, else ``id`` (noted)."""
+    columns = set(rows[0]) if rows else set()
+    title_column = next((c for c in ("title", "name", "id") if c in columns), "title")
+    if rows and title_column != "title":
+        notes.append(f"{path}: no 'title' column; entity titles are read from {title_column!r}")
+    elif rows and "title" not in columns:
+        raise ValueError(f"{path}: no 'title', 'name' or 'id' column; has {sorted(columns)}")
+    return title_column
+
+
+def _entity_title(rec: dict[str, Any], row: int, title_column: str, path: Path, notes: list[str]) -> str:
+    title = _text(rec.get(title_column)).strip()
+    if not title and title_column != "id":
+        title = _text(rec.get("id")).strip()
+        if title:
+            notes.append(f"{path}: row {row}: empty {title_column!r}; the entity id is its title")
+    if not title:
+        raise ValueError(f"{path}: row {row}, column {title_column!r}: empty title")
+    return title
+
+
+def _read_entities(rows: list[dict[str, Any]], title_column: str, path: Path, notes: list[str]) -> _Entities:
+    """Nodes from entity rows; rows repeating a title merge into the first row's node (noted)."""
+    out = _Entities()
+    merged: Counter[str] = Counter()
+    descriptions: dict[str, list[str]] = {}
+    for row, rec in enumerate(rows):
+        title = _entity_title(rec, row, title_column, path, notes)
+        ckg_id = _text(rec.get("ckg_id"))
+        node_id = ckg_id or _text(rec.get("id")) or title
+        kind = _text(rec.get("kind")) or _text(rec.get("type")).lower()
+        if kind not in _NODE_KINDS:
+            kind = "text"
+        description = _text(rec.get("description"))
+        frequency = _number(rec.get("frequency"), int, path, row, "frequency")
+        if title in out.by_title:
+            first = out.nodes[out.by_title[title]]
+            merged[title] += 1
+            parts = descriptions.setdefault(first.id, [first.description] if first.description else [])
+            if description and description not in parts:
+                parts.append(description)
+            out.nodes[first.id] = first.model_copy(
+                update={
+                    "description": MERGED_DESCRIPTION_SEP.join(parts),
+                    "frequency": first.frequency + frequency,
+                }
+            )
+            if rec.get("id") is not None:
+                out.by_table_id.setdefault(_text(rec["id"]), first.id)
+            out.by_table_id.setdefault(node_id, first.id)
+            continue
+        if node_id in out.nodes:
+            raise ValueError(f"{path}: row {row}, column 'id': duplicate entity id {node_id!r}")
+        out.nodes[node_id] = CkgNode(
+            id=node_id,
+            title=title,
+            kind=kind,  # type: ignore[arg-type]
+            description=description,
+            frequency=frequency,
+        )
+        if not ckg_id and rec.get("id") is not None:
+            out.imported_ids.append(node_id)
+        out.by_title[title] = node_id
+        if rec.get("id") is not None:
+            out.by_table_id[_text(rec["id"])] = node_id
+        out.by_table_id.setdefault(node_id, node_id)
+    for title, extra in sorted(merged.items()):
+        notes.append(f"{path}: title {title!r} appears {extra + 1} times; the rows are merged into one node")
+    return out
+
+
+def _endpoint(entities: _Entities, rec: dict[str, Any], row: int, side: str, paths: tuple[Path, Path]) -> str:
+    """The node id a relationship's ``side`` names: karma's ``*_id``, an entity title or a table id."""
+    karma_id = _text(rec.get(f"{side}_id"))
+    if karma_id in entities.nodes:
+        return karma_id
+    value = _text(rec.get(side))
+    if value in entities.by_title:
+        return entities.by_title[value]
+    if value in entities.by_table_id:
+        return entities.by_table_id[value]
+    raise ValueError(
+        f"{paths[1]}: row {row}, column {side!r}: {value!r} is neither an entity title nor an "
+        f"entity id in {paths[0]}"
+    )
+
+
+def _read_relationships(
+    rows: list[dict[str, Any]], entities: _Entities, paths: tuple[Path, Path]
+) -> tuple[dict[str, CkgEdge], dict[str, str]]:
+    """Edges from relationship rows, and the plain table ids kept per edge id."""
+    path = paths[1]
+    edges: dict[str, CkgEdge] = {}
+    kept_edge_ids: dict[str, str] = {}
+    for row, rec in enumerate(rows):
+        source = _endpoint(entities, rec, row, "source", paths)
+        target = _endpoint(entities, rec, row, "target", paths)
+        relation = _text(rec.get("relation")) or "text_relation"
+        if relation not in _RELATIONS:
+            relation = "text_relation"
+        edge_id = _text(rec.get("ckg_id")) or f"{source}->{target}|{relation}"
+        if edge_id in edges:
+            suffix = _text(rec.get("id")) or _text(rec.get("human_readable_id")) or str(row)
+            edge_id = f"{edge_id}#{suffix}"
+        if edge_id in edges:
+            raise ValueError(f"{path}: row {row}, column 'id': duplicate relationship {edge_id!r}")
+        if not _text(rec.get("ckg_id")) and rec.get("id") is not None:
+            kept_edge_ids[edge_id] = _text(rec["id"])
+        edges[edge_id] = CkgEdge(
+            id=edge_id,
+            source=source,
+            target=target,
+            relation=relation,  # type: ignore[arg-type]
+            support=_number(rec.get("support"), int, path, row, "support"),
+            confidence=_number(rec.get("confidence"), float, path, row, "confidence"),
+            lift=_number(rec.get("lift"), float, path, row, "lift"),
+            precedence=_number(rec.get("precedence"), float, path, row, "precedence"),
+            weight=_number(rec.get("weight"), float, path, row, "weight", non_negative=True),
+            evidence=_strings(rec.get("text_unit_ids")),
+            source_questions=_strings(rec.get("source_questions")),
+            description=_text(rec.get("description")),
+        )
+    return edges, kept_edge_ids
+
+
 def read_graphrag(
     entities_path: str | Path, relationships_path: str | Path, *, report: list[str] | None = None
 ) -> CausalGraph:
@@ -249,127 +387,19 @@ def read_graphrag(
     :class:`GraphImportWarning`): no ``title`` column (``name``, then ``id`` is the title), and rows
     repeating a title (merged into the first row's node).
     """
-    entities_path, relationships_path = Path(entities_path), Path(relationships_path)
+    paths = (Path(entities_path), Path(relationships_path))
     notes: list[str] = []
-    entity_rows, metadata = _read_rows(entities_path, ())
-    columns = set(entity_rows[0]) if entity_rows else set()
-    title_column = next((c for c in ("title", "name", "id") if c in columns), "title")
-    if entity_rows and title_column != "title":
-        notes.append(f"{entities_path}: no 'title' column; entity titles are read from {title_column!r}")
-    elif entity_rows and "title" not in columns:
-        raise ValueError(f"{entities_path}: no 'title', 'name' or 'id' column; has {sorted(columns)}")
-    relationship_rows, _ = _read_rows(relationships_path, ("source", "target"))
-
-    nodes: dict[str, CkgNode] = {}
-    by_title: dict[str, str] = {}
-    by_table_id: dict[str, str] = {}
-    imported_ids: list[str] = []
-    merged: Counter[str] = Counter()
-    descriptions: dict[str, list[str]] = {}
-    for row, rec in enumerate(entity_rows):
-        title = _text(rec.get(title_column)).strip()
-        if not title and title_column != "id":
-            title = _text(rec.get("id")).strip()
-            if title:
-                notes.append(
-                    f"{entities_path}: row {row}: empty {title_column!r}; the entity id is its title"
-                )
-        if not title:
-            raise ValueError(f"{entities_path}: row {row}, column {title_column!r}: empty title")
-        ckg_id = _text(rec.get("ckg_id"))
-        node_id = ckg_id or _text(rec.get("id")) or title
-        kind = _text(rec.get("kind")) or _text(rec.get("type")).lower()
-        if kind not in _NODE_KINDS:
-            kind = "text"
-        description = _text(rec.get("description"))
-        frequency = _number(rec.get("frequency"), int, entities_path, row, "frequency")
-        if title in by_title:
-            first = nodes[by_title[title]]
-            merged[title] += 1
-            parts = descriptions.setdefault(first.id, [first.description] if first.description else [])
-            if description and description not in parts:
-                parts.append(description)
-            nodes[first.id] = first.model_copy(
-                update={
-                    "description": MERGED_DESCRIPTION_SEP.join(parts),
-                    "frequency": first.frequency + frequency,
-                }
-            )
-            if rec.get("id") is not None:
-                by_table_id.setdefault(_text(rec["id"]), first.id)
-            by_table_id.setdefault(node_id, first.id)
-            continue
-        if node_id in nodes:
-            raise ValueError(f"{entities_path}: row {row}, column 'id': duplicate entity id {node_id!r}")
-        nodes[node_id] = CkgNode(
-            id=node_id,
-            title=title,
-            kind=kind,  # type: ignore[arg-type]
-            description=description,
-            frequency=frequency,
-        )
-        if not ckg_id and rec.get("id") is not None:
-            imported_ids.append(node_id)
-        by_title[title] = node_id
-        if rec.get("id") is not None:
-            by_table_id[_text(rec["id"])] = node_id
-        by_table_id.setdefault(node_id, node_id)
-    for title, extra in sorted(merged.items()):
-        notes.append(
-            f"{entities_path}: title {title!r} appears {extra + 1} times; the rows are merged into one node"
-        )
-
-    def endpoint(rec: dict[str, Any], row: int, side: str) -> str:
-        karma_id = _text(rec.get(f"{side}_id"))
-        if karma_id in nodes:
-            return karma_id
-        value = _text(rec.get(side))
-        if value in by_title:
-            return by_title[value]
-        if value in by_table_id:
-            return by_table_id[value]
-        raise ValueError(
-            f"{relationships_path}: row {row}, column {side!r}: {value!r} is neither an entity title nor an "
-            f"entity id in {entities_path}"
-        )
-
-    edges: dict[str, CkgEdge] = {}
-    kept_edge_ids: dict[str, str] = {}
-    for row, rec in enumerate(relationship_rows):
-        source, target = endpoint(rec, row, "source"), endpoint(rec, row, "target")
-        relation = _text(rec.get("relation")) or "text_relation"
-        if relation not in _RELATIONS:
-            relation = "text_relation"
-        edge_id = _text(rec.get("ckg_id")) or f"{source}->{target}|{relation}"
-        if edge_id in edges:
-            suffix = _text(rec.get("id")) or _text(rec.get("human_readable_id")) or str(row)
-            edge_id = f"{edge_id}#{suffix}"
-        if edge_id in edges:
-            raise ValueError(
-                f"{relationships_path}: row {row}, column 'id': duplicate relationship {edge_id!r}"
-            )
-        if not _text(rec.get("ckg_id")) and rec.get("id") is not None:
-            kept_edge_ids[edge_id] = _text(rec["id"])
-        edges[edge_id] = CkgEdge(
-            id=edge_id,
-            source=source,
-            target=target,
-            relation=relation,  # type: ignore[arg-type]
-            support=_number(rec.get("support"), int, relationships_path, row, "support"),
-            confidence=_number(rec.get("confidence"), float, relationships_path, row, "confidence"),
-            lift=_number(rec.get("lift"), float, relationships_path, row, "lift"),
-            precedence=_number(rec.get("precedence"), float, relationships_path, row, "precedence"),
-            weight=_number(rec.get("weight"), float, relationships_path, row, "weight", non_negative=True),
-            evidence=_strings(rec.get("text_unit_ids")),
-            source_questions=_strings(rec.get("source_questions")),
-            description=_text(rec.get("description")),
-        )
+    entity_rows, metadata = _read_rows(paths[0], ())
+    title_column = _title_column(entity_rows, paths[0], notes)
+    relationship_rows, _ = _read_rows(paths[1], ("source", "target"))
+    entities = _read_entities(entity_rows, title_column, paths[0], notes)
+    edges, kept_edge_ids = _read_relationships(relationship_rows, entities, paths)
     build_config: dict[str, object] = {}
     if BUILD_CONFIG_META in metadata:
         build_config = json.loads(metadata[BUILD_CONFIG_META])
-    if imported_ids or kept_edge_ids:
+    if entities.imported_ids or kept_edge_ids:
         build_config[GRAPHRAG_IDS_KEY] = {
-            "entities": sorted(imported_ids),
+            "entities": sorted(entities.imported_ids),
             "relationships": dict(sorted(kept_edge_ids.items())),
         }
     if report is not None:
@@ -377,6 +407,7 @@ def read_graphrag(
     else:
         for note in notes:
             warnings.warn(note, GraphImportWarning, stacklevel=2)
+    nodes = entities.nodes
     return CausalGraph(
         nodes={k: nodes[k] for k in sorted(nodes)},
         edges={k: edges[k] for k in sorted(edges)},
