@@ -152,54 +152,69 @@ def load_aimoclips(
     root = Path(root)
     paths = {name: root / name for name in (INTENTS_FILE, CLIPS_FILE, RATINGS_FILE)}
     data = AImoclipsData(intents={}, clips={}, files=[str(p) for p in paths.values()])
+    _read_intents(paths[INTENTS_FILE], data)
+    _read_clips(paths[CLIPS_FILE], data)
+    _read_ratings(paths[RATINGS_FILE], data)
+    for name, clip in list(data.clips.items()):
+        problem = _clip_consistency(clip)
+        if problem:
+            _bad(data, paths[CLIPS_FILE], name, problem[0], problem[1])
+            del data.clips[name]
+    data.missing_cells = _missing_cells(data, grid_per_cell)
+    _match_audio(root / AUDIO_DIR, data)
+    if data.problems and not lenient:
+        raise TaskDataError(data.problems)
+    return data
 
-    def bad(name: str, row: int | None, column: str | None, reason: str) -> None:
-        data.problems.append(ItemProblem(file=str(paths[name]), row=row, field=column, reason=reason))
 
-    for row_number, row in enumerate(_read(paths[INTENTS_FILE], INTENT_COLUMNS), start=1):
+def _bad(data: AImoclipsData, path: Path, row: int | str | None, column: str | None, reason: str) -> None:
+    data.problems.append(ItemProblem(file=str(path), row=row, field=column, reason=reason))
+
+
+def _read_intents(path: Path, data: AImoclipsData) -> None:
+    """``emotion_intents.csv`` rows into ``data.intents``; a bad row is a problem and is left out."""
+    for row_number, row in enumerate(_read(path, INTENT_COLUMNS), start=1):
         if row["quadrant"] not in QUADRANTS:
-            bad(
-                INTENTS_FILE,
-                row_number,
-                "quadrant",
-                f"{row['quadrant']!r} is not one of {', '.join(QUADRANTS)}",
-            )
+            reason = f"{row['quadrant']!r} is not one of {', '.join(QUADRANTS)}"
+            _bad(data, path, row_number, "quadrant", reason)
             continue
         try:
             v = _number(row["gt_valence"], float, SCALE_MIN, SCALE_MAX)
         except ValueError as exc:
-            bad(INTENTS_FILE, row_number, "gt_valence", str(exc))
+            _bad(data, path, row_number, "gt_valence", str(exc))
             continue
         try:
             a = _number(row["gt_arousal"], float, SCALE_MIN, SCALE_MAX)
         except ValueError as exc:
-            bad(INTENTS_FILE, row_number, "gt_arousal", str(exc))
+            _bad(data, path, row_number, "gt_arousal", str(exc))
             continue
         data.intents[row["emotion"]] = Intent(row["emotion"], row["quadrant"], v, a)
 
-    for row_number, row in enumerate(_read(paths[CLIPS_FILE], CLIP_COLUMNS), start=1):
+
+def _clip_row_problem(
+    row: dict[str, str], match: re.Match[str] | None, data: AImoclipsData
+) -> tuple[str, str] | None:
+    """(column, reason) when a clips row's name, model or emotion is wrong, else None."""
+    if not match:
+        return "audio_file", f"{row['audio_file']!r} is not <Model>_<emotion>_<i>[_crop].wav"
+    if row["model"] not in MODELS:
+        return "model", f"{row['model']!r} is not one of {', '.join(MODELS)}"
+    if row["emotion"] not in data.intents:
+        return "emotion", f"{row['emotion']!r} is not an intent of {INTENTS_FILE}"
+    if (match["model"], match["emotion"], match["i"]) != (row["model"], row["emotion"], row["file_index"]):
+        return "audio_file", "name disagrees with model/emotion/file_index"
+    return None
+
+
+def _read_clips(path: Path, data: AImoclipsData) -> None:
+    """``clips_metadata.csv`` rows into ``data.clips`` under their normalised names."""
+    for row_number, row in enumerate(_read(path, CLIP_COLUMNS), start=1):
         match = _CLIP_NAME.match(row["audio_file"])
-        if not match:
-            bad(
-                CLIPS_FILE,
-                row_number,
-                "audio_file",
-                f"{row['audio_file']!r} is not <Model>_<emotion>_<i>[_crop].wav",
-            )
+        problem = _clip_row_problem(row, match, data)
+        if problem is not None:
+            _bad(data, path, row_number, *problem)
             continue
-        if row["model"] not in MODELS:
-            bad(CLIPS_FILE, row_number, "model", f"{row['model']!r} is not one of {', '.join(MODELS)}")
-            continue
-        if row["emotion"] not in data.intents:
-            bad(CLIPS_FILE, row_number, "emotion", f"{row['emotion']!r} is not an intent of {INTENTS_FILE}")
-            continue
-        if (match["model"], match["emotion"], match["i"]) != (
-            row["model"],
-            row["emotion"],
-            row["file_index"],
-        ):
-            bad(CLIPS_FILE, row_number, "audio_file", "name disagrees with model/emotion/file_index")
-            continue
+        assert match is not None  # a name that does not match is a problem above
         values = {}
         for column, kind, low, high in (
             ("valence", float, 1, 9),
@@ -209,56 +224,53 @@ def load_aimoclips(
             try:
                 values[column] = _number(row[column], kind, low, high)
             except ValueError as exc:
-                bad(CLIPS_FILE, row_number, column, str(exc))
+                _bad(data, path, row_number, column, str(exc))
                 break
         else:
             name = normalise_name(row["audio_file"])
             data.crop_renamed += int(bool(match["crop"]))
             if name in data.clips:
-                bad(CLIPS_FILE, row_number, "audio_file", f"duplicate clip {name}")
+                _bad(data, path, row_number, "audio_file", f"duplicate clip {name}")
                 continue
             data.clips[name] = Clip(
                 name, row["model"], row["emotion"], int(row["file_index"]), values["valence"],
                 values["arousal"], int(values["num_annotators"]),
             )  # fmt: skip
 
-    for row_number, row in enumerate(_read(paths[RATINGS_FILE], RATING_COLUMNS), start=1):
+
+def _read_ratings(path: Path, data: AImoclipsData) -> None:
+    """``ratings_metadata.csv`` rows onto their clips' ``ratings``."""
+    for row_number, row in enumerate(_read(path, RATING_COLUMNS), start=1):
         clip = data.clips.get(normalise_name(row["audio_file"]))
         if clip is None:
-            bad(RATINGS_FILE, row_number, "audio_file", f"{row['audio_file']!r} is not in {CLIPS_FILE}")
+            _bad(data, path, row_number, "audio_file", f"{row['audio_file']!r} is not in {CLIPS_FILE}")
             continue
         try:
             v = int(_number(row["valence"], int, 1, 9))
         except ValueError as exc:
-            bad(RATINGS_FILE, row_number, "valence", f"not an integer rating 1-9 ({exc})")
+            _bad(data, path, row_number, "valence", f"not an integer rating 1-9 ({exc})")
             continue
         try:
             a = int(_number(row["arousal"], int, 1, 9))
         except ValueError as exc:
-            bad(RATINGS_FILE, row_number, "arousal", f"not an integer rating 1-9 ({exc})")
+            _bad(data, path, row_number, "arousal", f"not an integer rating 1-9 ({exc})")
             continue
         clip.ratings.append((row["user"], v, a))
 
-    for name, clip in list(data.clips.items()):
-        problem = _clip_consistency(clip)
-        if problem:
-            bad(CLIPS_FILE, name, problem[0], problem[1])
-            del data.clips[name]
+
+def _missing_cells(data: AImoclipsData, grid_per_cell: int | None) -> list[str]:
+    """``Model_emotion_i`` of the models x intents x grid design that no clip fills."""
     present = {(c.model, c.emotion, c.file_index) for c in data.clips.values()}
     grid = grid_per_cell or max((c.file_index for c in data.clips.values()), default=0)
     models = sorted({c.model for c in data.clips.values()}, key=MODELS.index)
     emotions = [e for e in data.intents if any(c.emotion == e for c in data.clips.values())]
-    data.missing_cells = [
+    return [
         f"{m}_{e}_{i}"
         for m in models
         for e in emotions
         for i in range(1, grid + 1)
         if (m, e, i) not in present
     ]
-    _match_audio(root / AUDIO_DIR, data)
-    if data.problems and not lenient:
-        raise TaskDataError(data.problems)
-    return data
 
 
 def _match_audio(audio_root: Path, data: AImoclipsData) -> None:
