@@ -36,7 +36,9 @@ per-pair reduction, and ties go to the smaller edge id, so batch composition can
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -155,6 +157,47 @@ def events_from_deltas(deltas: Mapping[str, float], thresholds: Mapping[str, flo
         elif delta < -threshold:
             events.append(f"visual:{name}:down")
     return events
+
+
+@dataclass
+class _Batch:
+    """One batch of questions and their vectors, as the retriever's stages share them."""
+
+    queries: Sequence[RetrievalQuery]
+    hypo: list[str | None]
+    """Each question's hypothetical clause (counterfactuals), else None."""
+    hypo_rows: list[int]
+    """The questions that have a hypothetical clause, in order (rows of ``hypo_vecs``)."""
+    main_vecs: np.ndarray
+    hypo_vecs: np.ndarray
+    main_exact: np.ndarray | None
+    """static+rerank: the exact model's vectors of the questions (None on other routes)."""
+    hypo_exact: np.ndarray | None
+
+    def hypo_of(self) -> np.ndarray:
+        """Per question, its row in ``hypo_vecs`` (-1 without a hypothetical clause)."""
+        rows = np.full(len(self.queries), -1, dtype=np.int64)
+        rows[self.hypo_rows] = np.arange(len(self.hypo_rows))
+        return rows
+
+
+@dataclass
+class _Pairs:
+    """The candidate (question, edge) pairs of a batch, grouped by question, with their ranking terms."""
+
+    query: np.ndarray
+    edge: np.ndarray
+    """Edge columns; a question's pairs are ``indptr[i]:indptr[i + 1]``, edges ascending."""
+    indptr: np.ndarray
+    seed_pairs: set[tuple[int, int]]
+    """(question, edge column) of the question's nearest edges (kept by static+rerank's pool)."""
+    seed_src: np.ndarray
+    seed_tgt: np.ndarray
+    spread_src: np.ndarray
+    spread_tgt: np.ndarray
+    concept: np.ndarray
+    """Pairs whose edge touches a concept node (no similarity, no spread)."""
+    strength: np.ndarray
 
 
 class HybridRetriever(Retriever):
@@ -317,10 +360,23 @@ class HybridRetriever(Retriever):
         return results
 
     def _retrieve_batch(self, queries: Sequence[RetrievalQuery], k: int) -> list[RetrievalResult]:
-        config = self.config
         b, n, e = len(queries), len(self.view.node_ids), len(self.view.edge_ids)
         if n == 0 or e == 0:
             return [RetrievalResult(retriever=self.name, graph_hash=self.view.content_hash) for _ in queries]
+        batch = self._embed(queries)
+        firm, seeds = self._seeds(batch)  # 1. seeds
+        act, touched = self._expand(seeds)  # 2. expansion
+        pairs = self._candidates(batch, touched, firm, seeds, act)  # 3. candidates
+        scores = self._scores(batch, pairs, self._pooled(batch, pairs), k)  # 4. rerank
+        indptr = pairs.indptr
+        return [
+            self._top(pairs.edge[indptr[i] : indptr[i + 1]], scores[indptr[i] : indptr[i + 1]], k)
+            for i in range(b)
+        ]
+
+    def _embed(self, queries: Sequence[RetrievalQuery]) -> _Batch:
+        """The questions' vectors, and their hypothetical clauses' (counterfactuals)."""
+        b = len(queries)
         main_texts = [retrieval_text(q.question) for q in queries]
         hypo = [
             hypothetical_clause(q.question) if q.question_type == "counterfactual" else None for q in queries
@@ -328,24 +384,28 @@ class HybridRetriever(Retriever):
         hypo_rows = [i for i, text in enumerate(hypo) if text]
         query_texts: list[str] = main_texts + [hypo[i] for i in hypo_rows]  # type: ignore[list-item]
         vectors = self.embedder.encode(query_texts)
-        main_vecs, hypo_vecs = vectors[:b], vectors[b:]
         # static+rerank: the questions' exact vectors too (static ones propose, exact ones decide)
         exact_vectors = self._exact.encode(query_texts) if self._exact is not None else None
-        main_exact = exact_vectors[:b] if exact_vectors is not None else None
-        hypo_exact = exact_vectors[b:] if exact_vectors is not None else None
+        return _Batch(
+            queries=queries,
+            hypo=hypo,
+            hypo_rows=hypo_rows,
+            main_vecs=vectors[:b],
+            hypo_vecs=vectors[b:],
+            main_exact=exact_vectors[:b] if exact_vectors is not None else None,
+            hypo_exact=exact_vectors[b:] if exact_vectors is not None else None,
+        )
 
-        # 1. seeds: observed events + the nearest nodes (question, and the hypothetical clause), added
-        # in this order per query (the same float sums whatever else is in the batch).
-        from scipy import sparse
-
-        seed_maps: list[dict[int, float]] = [{} for _ in range(b)]
-        ruled_out: list[set[int]] = [set() for _ in range(b)]
-        for i, query in enumerate(queries):
-            weight = (
-                config.counterfactual_observed_weight
-                if query.question_type == "counterfactual"
-                else config.observed_weight
-            )
+    def _seeds(self, batch: _Batch) -> tuple[Any, Any]:
+        """(firm, seeds) as (batch x nodes) CSR matrices. Firm: the observed events and the change the
+        question states; seeds: firm plus the nearest nodes (question, and the hypothetical clause),
+        added in this order per query (the same float sums whatever else is in the batch)."""
+        config, n = self.config, len(self.view.node_ids)
+        seed_maps: list[dict[int, float]] = [{} for _ in batch.queries]
+        ruled_out: list[set[int]] = [set() for _ in batch.queries]
+        for i, query in enumerate(batch.queries):
+            counterfactual = query.question_type == "counterfactual"
+            weight = config.counterfactual_observed_weight if counterfactual else config.observed_weight
             observed = set(query.observed_events) | set(
                 events_from_deltas(query.visual_deltas, self.thresholds)
             )
@@ -354,9 +414,7 @@ class HybridRetriever(Retriever):
                 if row is not None:
                     seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight
             # The change the question itself states (for a counterfactual: its hypothetical clause).
-            for node_id in self._stated(
-                hypo[i] if query.question_type == "counterfactual" else query.question
-            ):
+            for node_id in self._stated(batch.hypo[i] if counterfactual else query.question):
                 row = self._node_row[node_id]
                 seed_maps[i][row] = seed_maps[i].get(row, 0.0) + config.stated_weight
                 # The question states this direction: the embedding's closeness to the other
@@ -364,18 +422,21 @@ class HybridRetriever(Retriever):
                 ruled_out[i].update(self._alternatives.get(row, ()))
         firm = _rows_matrix(seed_maps, n)  # stated + observed: what relevance counts (step 4)
         for rows_of, vecs, exact_of, weight in (
-            (list(range(b)), main_vecs, main_exact, 1.0),
-            (hypo_rows, hypo_vecs, hypo_exact, config.hypothetical_weight),
+            (list(range(len(batch.queries))), batch.main_vecs, batch.main_exact, 1.0),
+            (batch.hypo_rows, batch.hypo_vecs, batch.hypo_exact, config.hypothetical_weight),
         ):
             sims, rows = self._nearest("node", vecs, exact_of, config.node_seeds)
             for j, i in enumerate(rows_of):
                 for sim, row in zip(sims[j].tolist(), rows[j].tolist(), strict=True):
                     if row >= 0 and sim >= config.min_similarity and row not in ruled_out[i]:
                         seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight * sim
-        seeds = _rows_matrix(seed_maps, n)
+        return firm, _rows_matrix(seed_maps, n)
 
-        # 2. expansion: activation spreads hop by hop (increments only, so nothing is counted twice), as
-        # sparse (batch x nodes) products: the cost follows the nodes reached, not the graph's size.
+    def _expand(self, seeds: Any) -> tuple[Any, Any]:
+        """(activation, touched edges): activation spreads hop by hop (increments only, so nothing is
+        counted twice), as sparse (batch x nodes) products: the cost follows the nodes reached, not the
+        graph's size. Touched: (batch x edges) COO of the edges next to a reached node."""
+        config = self.config
         act = seeds
         step = seeds
         reached = seeds
@@ -390,28 +451,30 @@ class HybridRetriever(Retriever):
         mask = reached.copy()
         mask.data = (mask.data >= config.min_activation).astype(np.float32)
         mask.eliminate_zeros()
-        touched = (mask @ self._incidence).tocoo()
+        return act, (mask @ self._incidence).tocoo()
 
-        # 3. candidates: edges next to a reached node, plus the question's nearest edges (ANN + exact).
-        sims, rows = self._nearest("edge", main_vecs, main_exact, config.edge_seeds)
+    def _candidates(self, batch: _Batch, touched: Any, firm: Any, seeds: Any, act: Any) -> _Pairs:
+        """The (question, edge) candidate pairs: edges next to a reached node, plus the question's
+        nearest edges (ANN + exact), grouped by question, with each pair's ranking terms."""
+        from scipy import sparse
+
+        config = self.config
+        b, e = len(batch.queries), len(self.view.edge_ids)
+        sims, rows = self._nearest("edge", batch.main_vecs, batch.main_exact, config.edge_seeds)
         hit_q, hit_e = np.nonzero((rows >= 0) & (sims >= config.min_similarity))
         pair_q = np.concatenate([touched.row.astype(np.int64), hit_q.astype(np.int64)])
         pair_e = np.concatenate([touched.col.astype(np.int64), rows[hit_q, hit_e].astype(np.int64)])
-        pairs = sparse.csr_matrix((np.ones(len(pair_q), dtype=np.int8), (pair_q, pair_e)), shape=(b, e))
-        pairs.sum_duplicates()
-        indptr = pairs.indptr
-        pair_e = pairs.indices.astype(np.int64)
+        matrix = sparse.csr_matrix((np.ones(len(pair_q), dtype=np.int8), (pair_q, pair_e)), shape=(b, e))
+        matrix.sum_duplicates()
+        indptr = matrix.indptr
+        pair_e = matrix.indices.astype(np.int64)
         pair_q = np.repeat(np.arange(b, dtype=np.int64), np.diff(indptr))
-
-        # 4. rerank the candidates only, by the exact similarity to the question (and, for a
-        # counterfactual, to its hypothetical clause) and the activation at both ends.
+        # The activation at both ends, beyond the seeds.
         act.sum_duplicates()
         seeds.sum_duplicates()
         src, tgt = self._src[pair_e], self._tgt[pair_e]
-        seed_src = np.asarray(seeds[pair_q, src]).ravel()
-        seed_tgt = np.asarray(seeds[pair_q, tgt]).ravel()
-        spread_src = np.asarray(act[pair_q, src]).ravel() - seed_src
-        spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - seed_tgt
+        spread_src = np.asarray(act[pair_q, src]).ravel() - np.asarray(seeds[pair_q, src]).ravel()
+        spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - np.asarray(seeds[pair_q, tgt]).ravel()
         # Relevance counts the seeds the question states or the transition shows; a node that is only
         # near the question in embedding space spreads activation (it reaches candidates) but is no
         # evidence that an edge is about the question's variables: "key changed" or a mood shift sits
@@ -420,100 +483,112 @@ class HybridRetriever(Retriever):
         # "brightness") says nothing about a cause or an effect: only its event end counts, not the
         # concept's activation nor the text, which names the question's variable twice.
         firm.sum_duplicates()
-        seed_src = np.asarray(firm[pair_q, src]).ravel()
-        seed_tgt = np.asarray(firm[pair_q, tgt]).ravel()
-        concept_pair = self._concept[src] | self._concept[tgt]
-        spread_src[concept_pair] = 0.0
-        spread_tgt[concept_pair] = 0.0
-        strength = self._strength[pair_e]
-        hypo_of = np.full(b, -1, dtype=np.int64)
-        hypo_of[hypo_rows] = np.arange(len(hypo_rows))
-
-        def scores_of(positions: np.ndarray, exact: bool = True) -> np.ndarray:
-            """Scores of some candidate pairs (similarities computed for those pairs only): with the
-            index's vectors, or on static+rerank (``exact``) with the exact model's vectors of those
-            edges (the static ones when ``exact`` is False: the pool's proxy)."""
-            table: np.ndarray | None = None
-            columns = pair_e[positions]
-            q_main, q_hypo = main_vecs, hypo_vecs
-            if self._exact is not None and exact:
-                assert main_exact is not None and hypo_exact is not None
-                unique = np.unique(columns)
-                table = self._exact_rows("edge", unique)
-                columns = np.searchsorted(unique, columns)
-                q_main, q_hypo = main_exact, hypo_exact
-            sims = self._pair_similarities(pair_q[positions], columns, q_main, table)
-            in_hypo = hypo_of[pair_q[positions]] >= 0
-            if in_hypo.any():
-                hypo_sims = self._pair_similarities(
-                    hypo_of[pair_q[positions[in_hypo]]], columns[in_hypo], q_hypo, table
-                )
-                sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
-            sims[concept_pair[positions]] = 0.0
-            return pair_scores(
-                config,
-                seed_src[positions],
-                seed_tgt[positions],
-                spread_src[positions],
-                spread_tgt[positions],
-                sims,
-                strength[positions],
-                self._max_strength,
-            )
-
-        scores = np.full(len(pair_q), -np.inf)
-        pooled = np.ones(len(pair_q), dtype=bool)
-        if self._exact is not None:
-            # static+rerank: per question, the ``pool`` candidates of best static score (ties by edge
-            # column) and the exact edge seeds go on to exact scoring; the others are left out.
-            proxy = scores_of(np.arange(len(pair_q)), exact=False)
-            seeded = np.zeros(len(pair_q), dtype=bool)
-            seed_pairs = {
+        concept = self._concept[src] | self._concept[tgt]
+        spread_src[concept] = 0.0
+        spread_tgt[concept] = 0.0
+        return _Pairs(
+            query=pair_q,
+            edge=pair_e,
+            indptr=indptr,
+            seed_pairs={
                 (int(q), int(rows[q, j])) for q, j in zip(hit_q.tolist(), hit_e.tolist(), strict=True)
-            }
-            for i in range(b):
-                segment = np.arange(indptr[i], indptr[i + 1])
-                if segment.size <= self.pool:
-                    continue
-                keep = segment[np.lexsort((pair_e[segment], -proxy[segment]))[: self.pool]]
-                seeded[segment] = [(i, int(column)) in seed_pairs for column in pair_e[segment].tolist()]
-                pooled[segment] = False
-                pooled[keep] = True
-            pooled |= seeded
-        if config.similarity_weight >= 0:
-            # The score grows with the similarity, which is at most 1: a candidate whose score at
-            # similarity 1 stays below the k-th best exact score of the most promising candidates can
-            # never reach the top k, so its similarity is not computed. Exact, not approximate.
-            upper = pair_scores(
-                config,
-                seed_src,
-                seed_tgt,
-                spread_src,
-                spread_tgt,
-                np.where(concept_pair, 0.0, 1.0),
-                strength,
-                self._max_strength,
-            )
-            needed = np.zeros(len(pair_q), dtype=bool)
-            for i in range(b):
-                segment = np.arange(indptr[i], indptr[i + 1])
-                segment = segment[pooled[segment]]
-                if segment.size <= PROBE_FACTOR * max(k, 1):
-                    needed[segment] = True
-                    continue
-                probe = segment[np.argsort(-upper[segment], kind="stable")[: PROBE_FACTOR * max(k, 1)]]
-                scores[probe] = scores_of(probe)
-                kth = np.sort(scores[probe])[-k] if k > 0 else np.inf
-                needed[segment[(upper[segment] >= kth) & ~np.isfinite(scores[segment])]] = True
-            positions = np.flatnonzero(needed)
-            scores[positions] = scores_of(positions)
-        else:
+            },
+            seed_src=np.asarray(firm[pair_q, src]).ravel(),
+            seed_tgt=np.asarray(firm[pair_q, tgt]).ravel(),
+            spread_src=spread_src,
+            spread_tgt=spread_tgt,
+            concept=concept,
+            strength=self._strength[pair_e],
+        )
+
+    def _scores_of(
+        self, batch: _Batch, pairs: _Pairs, positions: np.ndarray, exact: bool = True
+    ) -> np.ndarray:
+        """Scores of some candidate pairs (similarities computed for those pairs only): with the
+        index's vectors, or on static+rerank (``exact``) with the exact model's vectors of those
+        edges (the static ones when ``exact`` is False: the pool's proxy)."""
+        table: np.ndarray | None = None
+        columns = pairs.edge[positions]
+        q_main, q_hypo = batch.main_vecs, batch.hypo_vecs
+        if self._exact is not None and exact:
+            assert batch.main_exact is not None and batch.hypo_exact is not None
+            unique = np.unique(columns)
+            table = self._exact_rows("edge", unique)
+            columns = np.searchsorted(unique, columns)
+            q_main, q_hypo = batch.main_exact, batch.hypo_exact
+        sims = self._pair_similarities(pairs.query[positions], columns, q_main, table)
+        hypo_of = batch.hypo_of()[pairs.query[positions]]
+        in_hypo = hypo_of >= 0
+        if in_hypo.any():
+            hypo_sims = self._pair_similarities(hypo_of[in_hypo], columns[in_hypo], q_hypo, table)
+            sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
+        sims[pairs.concept[positions]] = 0.0
+        return pair_scores(
+            self.config,
+            pairs.seed_src[positions],
+            pairs.seed_tgt[positions],
+            pairs.spread_src[positions],
+            pairs.spread_tgt[positions],
+            sims,
+            pairs.strength[positions],
+            self._max_strength,
+        )
+
+    def _pooled(self, batch: _Batch, pairs: _Pairs) -> np.ndarray:
+        """Which candidate pairs go on to scoring: all, or on static+rerank per question the ``pool``
+        candidates of best static score (ties by edge column) and the exact edge seeds."""
+        pooled = np.ones(len(pairs.query), dtype=bool)
+        if self._exact is None:
+            return pooled
+        proxy = self._scores_of(batch, pairs, np.arange(len(pairs.query)), exact=False)
+        seeded = np.zeros(len(pairs.query), dtype=bool)
+        for i in range(len(batch.queries)):
+            segment = np.arange(pairs.indptr[i], pairs.indptr[i + 1])
+            if segment.size <= self.pool:
+                continue
+            keep = segment[np.lexsort((pairs.edge[segment], -proxy[segment]))[: self.pool]]
+            seeded[segment] = [
+                (i, int(column)) in pairs.seed_pairs for column in pairs.edge[segment].tolist()
+            ]
+            pooled[segment] = False
+            pooled[keep] = True
+        return pooled | seeded
+
+    def _scores(self, batch: _Batch, pairs: _Pairs, pooled: np.ndarray, k: int) -> np.ndarray:
+        """Every pooled candidate's score that can matter for the top ``k``; -inf for the others."""
+        scores = np.full(len(pairs.query), -np.inf)
+        if self.config.similarity_weight < 0:
             positions = np.flatnonzero(pooled)
-            scores[positions] = scores_of(positions)
-        return [
-            self._top(pair_e[indptr[i] : indptr[i + 1]], scores[indptr[i] : indptr[i + 1]], k)
-            for i in range(b)
-        ]
+            scores[positions] = self._scores_of(batch, pairs, positions)
+            return scores
+        # The score grows with the similarity, which is at most 1: a candidate whose score at
+        # similarity 1 stays below the k-th best exact score of the most promising candidates can
+        # never reach the top k, so its similarity is not computed. Exact, not approximate.
+        upper = pair_scores(
+            self.config,
+            pairs.seed_src,
+            pairs.seed_tgt,
+            pairs.spread_src,
+            pairs.spread_tgt,
+            np.where(pairs.concept, 0.0, 1.0),
+            pairs.strength,
+            self._max_strength,
+        )
+        needed = np.zeros(len(pairs.query), dtype=bool)
+        probes = PROBE_FACTOR * max(k, 1)
+        for i in range(len(batch.queries)):
+            segment = np.arange(pairs.indptr[i], pairs.indptr[i + 1])
+            segment = segment[pooled[segment]]
+            if segment.size <= probes:
+                needed[segment] = True
+                continue
+            probe = segment[np.argsort(-upper[segment], kind="stable")[:probes]]
+            scores[probe] = self._scores_of(batch, pairs, probe)
+            kth = np.sort(scores[probe])[-k] if k > 0 else np.inf
+            needed[segment[(upper[segment] >= kth) & ~np.isfinite(scores[segment])]] = True
+        positions = np.flatnonzero(needed)
+        scores[positions] = self._scores_of(batch, pairs, positions)
+        return scores
 
     def _pair_similarities(
         self, pair_q: np.ndarray, pair_e: np.ndarray, vecs: np.ndarray, table: np.ndarray | None = None
