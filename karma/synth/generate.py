@@ -18,6 +18,7 @@ import json
 import random
 import string
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -127,105 +128,24 @@ def generate(
     world = resolve_world(world, np.random.default_rng(seeds[3]))
     sim = simulate(world, n_videos, np.random.default_rng(seeds[0]))
     stages = {"simulate": time.perf_counter() - started}
-    write_seconds = 0.0
     truth = build_ground_truth(world)
     py_rng = random.Random(int(seeds[1].generate_state(1)[0]))
     video_ids = _video_ids(n_videos, random.Random(int(seeds[2].generate_state(1)[0])))
     maker = _question_maker(world, truth, py_rng)
     _clear_stale(out, set(video_ids))
     # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
-    world_json: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
-    world_json.update(thresholds=_thresholds(world), config=dump_world(world))
-    atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
+    atomic_write_text(out / "world.json", json.dumps(_world_json(world, seed, n_videos), indent=1))
 
     scenes = _scene_dicts(world, sim)
-    n_questions = 0
-    n_transitions = 0
-    counts: dict[tuple[str, str], list[int]] = {(e.cause, e.effect): [0, 0] for e in truth.edges}
-    cause_counts: dict[str, int] = {}
-    truth_lines: list[str] = []
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    tally = _Tally(counts={(e.cause, e.effect): [0, 0] for e in truth.edges})
     for v, video_id in enumerate(video_ids):
-        n_scenes = int(sim.n_scenes[v])
-        names = [f"scene_{s + 1:03d}" for s in range(n_scenes)]
-        times = [r.seconds_to_time(ms / 1000) for ms in sim.start_ms[v, : n_scenes + 1].tolist()]
-        features = {"Scenes": {names[s]: scenes[v][s] for s in range(n_scenes)}}
-        qa: list[dict[str, Any]] = []
-        for s in range(1, n_scenes):
-            cut = _cut(world, sim, truth, v, s)
-            for event in cut.visual_events:
-                cause_counts[event] = cause_counts.get(event, 0) + 1
-                for effect in truth.effects_of.get(event, ()):
-                    counts[(event, effect)][0] += 1
-                    if effect in cut.music_events:
-                        counts[(event, effect)][1] += 1
-            drafts = maker.make(cut)
-            index = s - 1
-            questions = []
-            for qi, draft in enumerate(drafts):
-                questions.append(draft.published())
-                truth_lines.append(
-                    dumps(
-                        {
-                            "question_id": f"{r.transition_id(video_id, index)}/q{qi}",
-                            "video_id": video_id,
-                            "transition_index": index,
-                            "question_index": qi,
-                            "type": r.normalize_question_type(draft.type).value,  # type: ignore[union-attr]
-                            "form": draft.form,
-                            "cause_events": draft.cause_events,
-                            "effect_event": draft.effect_event,
-                            "answer": draft.answer,
-                            "answer_event": draft.answer_event,
-                            "option_events": draft.option_events,
-                        }
-                    )
-                )
-            qa.append(
-                {
-                    "current_scene": {
-                        "name": names[s] + ".mp4",
-                        "start_time": times[s],
-                        "end_time": times[s + 1],
-                    },
-                    "past_scene": {
-                        "name": names[s - 1] + ".mp4",
-                        "start_time": times[s - 1],
-                        "end_time": times[s],
-                    },
-                    "questions": questions,
-                }
-            )
-            n_transitions += 1
-            n_questions += len(questions)
-        write_started = time.perf_counter()
-        atomic_write_text(out / f"{video_id}_qa.json", json.dumps(qa, ensure_ascii=False))
-        atomic_write_text(out / f"{video_id}_causal_features.json", json.dumps(features, ensure_ascii=False))
-        write_seconds += time.perf_counter() - write_started
+        tally.write_seconds += _write_video(out, world, sim, truth, maker, scenes[v], tally, v, video_id)
         if progress is not None:
             progress("features", v + 1, n_videos)
-
     write_started = time.perf_counter()
-    atomic_write_text(out / "question_truth.jsonl", "\n".join(truth_lines) + "\n")
-    ground_truth = _ground_truth_json(world, seed, truth, counts, cause_counts)
-    atomic_write_text(out / "ground_truth.json", json.dumps(ground_truth, indent=1))
-    rules = rules_json(world, seed, truth)
-    atomic_write_text(out / "rules.json", json.dumps(rules, indent=1))
-    world_json = {
-        "generator_version": GENERATOR_VERSION,
-        "seed": seed,
-        "videos": n_videos,
-        "transitions": n_transitions,
-        "questions": n_questions,
-        "redraws": sim.redraws,
-        "thresholds": _thresholds(world),
-        "config": dump_world(world),
-    }
-    atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
-
-    write_seconds += time.perf_counter() - write_started
-    stages["write"] = write_seconds
-    stages["features_and_questions"] = time.perf_counter() - started - stages["simulate"] - write_seconds
+    _write_truth(out, world, seed, truth, tally, sim, n_videos)
+    stages["write"] = tally.write_seconds + time.perf_counter() - write_started
+    stages["features_and_questions"] = time.perf_counter() - started - stages["simulate"] - stages["write"]
     media_files = 0
     if media:
         media_started = time.perf_counter()
@@ -236,14 +156,138 @@ def generate(
         world=world.name,
         seed=seed,
         videos=n_videos,
-        transitions=n_transitions,
-        questions=n_questions,
+        transitions=tally.transitions,
+        questions=tally.questions,
         causal_edges=len(truth.edges),
         redraws=sim.redraws,
         media_files=media_files,
         seconds=round(time.perf_counter() - started, 3),
         stage_seconds={name: round(value, 3) for name, value in stages.items()},
     )
+
+
+@dataclass
+class _Tally:
+    """What the videos add up to, for the truth files and the summary."""
+
+    counts: dict[tuple[str, str], list[int]]
+    """(cause, effect) of each true edge -> [cuts with the cause, of them cuts with the effect too]."""
+    cause_counts: dict[str, int] = field(default_factory=dict)
+    truth_lines: list[str] = field(default_factory=list)
+    """The lines of question_truth.jsonl."""
+    transitions: int = 0
+    questions: int = 0
+    write_seconds: float = 0.0
+
+
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
+def _world_json(
+    world: WorldConfig, seed: int, n_videos: int, tally: _Tally | None = None, redraws: int = 0
+) -> dict[str, Any]:
+    """world.json: the generator, seed and videos, the counts once known, the thresholds and config."""
+    out: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
+    if tally is not None:
+        out.update(transitions=tally.transitions, questions=tally.questions, redraws=redraws)
+    out.update(thresholds=_thresholds(world), config=dump_world(world))
+    return out
+
+
+def _write_video(
+    out: Path,
+    world: WorldConfig,
+    sim: Simulation,
+    truth: GroundTruth,
+    maker: QuestionMaker,
+    scenes: list[dict[str, Any]],
+    tally: _Tally,
+    v: int,
+    video_id: str,
+) -> float:
+    """Write one video's QA and feature files (its questions tallied); return the seconds spent writing."""
+    import time
+
+    n_scenes = int(sim.n_scenes[v])
+    names = [f"scene_{s + 1:03d}" for s in range(n_scenes)]
+    times = [r.seconds_to_time(ms / 1000) for ms in sim.start_ms[v, : n_scenes + 1].tolist()]
+    features = {"Scenes": {names[s]: scenes[s] for s in range(n_scenes)}}
+    qa: list[dict[str, Any]] = []
+    for s in range(1, n_scenes):
+        cut = _cut(world, sim, truth, v, s)
+        _count_events(tally, truth, cut)
+        questions = []
+        for qi, draft in enumerate(maker.make(cut)):
+            questions.append(draft.published())
+            tally.truth_lines.append(_truth_line(video_id, s - 1, qi, draft))
+        qa.append(
+            {
+                "current_scene": {
+                    "name": names[s] + ".mp4",
+                    "start_time": times[s],
+                    "end_time": times[s + 1],
+                },
+                "past_scene": {
+                    "name": names[s - 1] + ".mp4",
+                    "start_time": times[s - 1],
+                    "end_time": times[s],
+                },
+                "questions": questions,
+            }
+        )
+        tally.transitions += 1
+        tally.questions += len(questions)
+    write_started = time.perf_counter()
+    atomic_write_text(out / f"{video_id}_qa.json", json.dumps(qa, ensure_ascii=False))
+    atomic_write_text(out / f"{video_id}_causal_features.json", json.dumps(features, ensure_ascii=False))
+    return time.perf_counter() - write_started
+
+
+def _count_events(tally: _Tally, truth: GroundTruth, cut: Cut) -> None:
+    """Count the cut's visual events and, per true edge from them, whether its effect followed."""
+    for event in cut.visual_events:
+        tally.cause_counts[event] = tally.cause_counts.get(event, 0) + 1
+        for effect in truth.effects_of.get(event, ()):
+            tally.counts[(event, effect)][0] += 1
+            if effect in cut.music_events:
+                tally.counts[(event, effect)][1] += 1
+
+
+def _truth_line(video_id: str, index: int, qi: int, draft: Any) -> str:
+    """One line of question_truth.jsonl: the question's ids, type, form and the events it rests on."""
+    return _DUMPS(
+        {
+            "question_id": f"{r.transition_id(video_id, index)}/q{qi}",
+            "video_id": video_id,
+            "transition_index": index,
+            "question_index": qi,
+            "type": r.normalize_question_type(draft.type).value,  # type: ignore[union-attr]
+            "form": draft.form,
+            "cause_events": draft.cause_events,
+            "effect_event": draft.effect_event,
+            "answer": draft.answer,
+            "answer_event": draft.answer_event,
+            "option_events": draft.option_events,
+        }
+    )
+
+
+def _write_truth(
+    out: Path,
+    world: WorldConfig,
+    seed: int,
+    truth: GroundTruth,
+    tally: _Tally,
+    sim: Simulation,
+    n_videos: int,
+) -> None:
+    """question_truth.jsonl, ground_truth.json, rules.json and the final world.json."""
+    atomic_write_text(out / "question_truth.jsonl", "\n".join(tally.truth_lines) + "\n")
+    ground_truth = _ground_truth_json(world, seed, truth, tally.counts, tally.cause_counts)
+    atomic_write_text(out / "ground_truth.json", json.dumps(ground_truth, indent=1))
+    atomic_write_text(out / "rules.json", json.dumps(rules_json(world, seed, truth), indent=1))
+    world_json = _world_json(world, seed, n_videos, tally, sim.redraws)
+    atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
 
 
 def _clear_stale(out: Path, video_ids: set[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from karma.synth.config import (
     ActionRule,
@@ -67,78 +68,52 @@ class GroundTruth:
 def build_ground_truth(world: WorldConfig) -> GroundTruth:
     """Enumerate the causal edges, non-causal pairs and proxy pairs of ``world``."""
     require_resolved(world)
-    edges: list[TrueEdge] = []
-    for i, rule in enumerate(world.rules):
-        if isinstance(rule, NumericRule):
-            for direction in ("up", "down"):
-                effect_dir = direction if rule.sign == 1 else flip(direction)
-                edges.append(
-                    TrueEdge(
-                        visual_event(rule.cause, direction),
-                        music_event(rule.effect, effect_dir),
-                        rule.strength,
-                        i,
-                        "numeric",
-                    )
-                )
-        elif isinstance(rule, ActionRule) and rule.form == "target":
-            edges.append(
-                TrueEdge(
-                    visual_event("action", f"*->{rule.to}"),
-                    music_event(rule.effect, rule.direction),
-                    rule.probability,
-                    i,
-                    "action",
-                )
-            )
-        elif isinstance(rule, ActionRule):
-            for source in world.action.labels:
-                if source != rule.to:
-                    edges.append(
-                        TrueEdge(
-                            visual_event("action", f"{source}->{rule.to}"),
-                            music_event(rule.effect, rule.direction),
-                            rule.probability,
-                            i,
-                            "action",
-                        )
-                    )
-        elif isinstance(rule, ObjectRule):
-            edges.append(
-                TrueEdge(
-                    visual_event("object", f"appears:{rule.appears}"),
-                    music_event(rule.effect, rule.direction),
-                    rule.probability,
-                    i,
-                    "object",
-                )
-            )
-        elif isinstance(rule, ModeRule):
-            edges.append(
-                TrueEdge(
-                    visual_event(rule.cause, rule.when),
-                    music_event("mode", rule.direction),
-                    rule.probability,
-                    i,
-                    "mode",
-                )
-            )
-        elif isinstance(rule, KeyStateRule):
-            edges.append(
-                TrueEdge(
-                    visual_event(rule.cause, rule.when),
-                    music_event("mode", f"is:{rule.state}"),
-                    rule.probability,
-                    i,
-                    "key_state",
-                )
-            )
     # Two rules may share a (cause, effect) pair; keep the first one, its strength is what the config says.
     unique: dict[tuple[str, str], TrueEdge] = {}
-    for edge in edges:
-        unique.setdefault((edge.cause, edge.effect), edge)
+    for i, rule in enumerate(world.rules):
+        for edge in _rule_edges(world, i, rule):
+            unique.setdefault((edge.cause, edge.effect), edge)
     edges = list(unique.values())
+    non_causal = _common_trends(world)
+    return index_truth(edges, non_causal, _proxies(edges, non_causal))
 
+
+def _rule_edges(world: WorldConfig, i: int, rule: Any) -> list[TrueEdge]:
+    """The true (cause event, effect event) edges of rule ``i``."""
+    if isinstance(rule, NumericRule):
+        return [
+            TrueEdge(
+                visual_event(rule.cause, direction),
+                music_event(rule.effect, direction if rule.sign == 1 else flip(direction)),
+                rule.strength,
+                i,
+                "numeric",
+            )
+            for direction in ("up", "down")
+        ]
+    if isinstance(rule, ActionRule):
+        effect = music_event(rule.effect, rule.direction)
+        if rule.form == "target":
+            return [TrueEdge(visual_event("action", f"*->{rule.to}"), effect, rule.probability, i, "action")]
+        return [
+            TrueEdge(visual_event("action", f"{source}->{rule.to}"), effect, rule.probability, i, "action")
+            for source in world.action.labels
+            if source != rule.to
+        ]
+    if isinstance(rule, ObjectRule):
+        cause = visual_event("object", f"appears:{rule.appears}")
+        return [TrueEdge(cause, music_event(rule.effect, rule.direction), rule.probability, i, "object")]
+    if isinstance(rule, ModeRule):
+        cause = visual_event(rule.cause, rule.when)
+        return [TrueEdge(cause, music_event("mode", rule.direction), rule.probability, i, "mode")]
+    if isinstance(rule, KeyStateRule):
+        cause = visual_event(rule.cause, rule.when)
+        return [TrueEdge(cause, music_event("mode", f"is:{rule.state}"), rule.probability, i, "key_state")]
+    return []
+
+
+def _common_trends(world: WorldConfig) -> list[dict[str, str]]:
+    """The non-causal pairs: a visual and a musical variable that move together under a shared trend."""
     non_causal: list[dict[str, str]] = []
     for trend in world.trends:
         for direction in ("up", "down"):
@@ -152,6 +127,11 @@ def build_ground_truth(world: WorldConfig) -> GroundTruth:
                     "trend": trend.name,
                 }
             )
+    return non_causal
+
+
+def _proxies(edges: list[TrueEdge], non_causal: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Pairs through the derived visual intensity: it moves with its inputs, so it stands in for them."""
     proxies: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for edge in edges:
@@ -168,8 +148,7 @@ def build_ground_truth(world: WorldConfig) -> GroundTruth:
             if key not in seen:
                 seen.add(key)
                 proxies.append({"cause": key[0], "effect": key[1], "via": pair["a"]})
-
-    return index_truth(edges, non_causal, proxies)
+    return proxies
 
 
 def index_truth(
