@@ -310,6 +310,86 @@ def _states(edge: CkgEdge, rule: TruthRule) -> bool:
     return same_rule_form(edge.source, rule.cause) and same_rule_form(edge.target, rule.effect)
 
 
+def _ranked(ranked_edges: list[CkgEdge], claims: list[TruthRule]) -> list[RankedEdge]:
+    """The in-scope causes edges in rank order, each with the first true rule it states."""
+    ranked: list[RankedEdge] = []
+    for rank, e in enumerate(ranked_edges, start=1):
+        rule = next((c.id for c in claims if _states(e, c)), None)
+        ranked.append(
+            RankedEdge(
+                rank=rank, id=e.id, weight=e.weight, support=e.support, lift=e.lift,
+                precedence=e.precedence, is_true=rule is not None, rule=rule,
+            )
+        )  # fmt: skip
+    return ranked
+
+
+def _found_as(graph: CausalGraph, rule: TruthRule) -> str:
+    """How the graph holds a rule no causes edge states: another relation, no edge, or no node."""
+    other = sorted(e.relation for e in graph.edges.values() if _states(e, rule))
+    if other:
+        return other[0]
+    if not any(same_rule_form(n, rule.cause) for n in graph.nodes) or not any(
+        same_rule_form(n, rule.effect) for n in graph.nodes
+    ):
+        return "no_node"
+    return "absent"
+
+
+def _rule_check(graph: CausalGraph, ranked_edges: list[CkgEdge], rule: TruthRule) -> RuleCheck:
+    """What the graph says about one true rule."""
+    stating = [(rank, e) for rank, e in enumerate(ranked_edges, start=1) if _states(e, rule)]
+    return RuleCheck(
+        id=rule.id, cause=rule.cause, effect=rule.effect, strength=rule.strength, recovered=bool(stating),
+        stated_form=any(e.source == rule.cause and e.target == rule.effect for _, e in stating),
+        edges=[e.id for _, e in stating], first_rank=stating[0][0] if stating else None,
+        found_as="causes" if stating else _found_as(graph, rule),
+    )  # fmt: skip
+
+
+def _joins(source: str, target: str, pair: TruthNonCausal) -> bool:
+    """Whether ``source -> target`` joins the pair's two sides, in either direction."""
+    return (_matches(source, pair.a) and _matches(target, pair.b)) or (
+        _matches(source, pair.b) and _matches(target, pair.a)
+    )
+
+
+def _non_causal_check(graph: CausalGraph, pair: TruthNonCausal, rank_of: dict[str, int]) -> NonCausalCheck:
+    """What the graph says about one planted non-causal pair."""
+    joined = {e.id: e.relation for e in graph.edges.values() if _joins(e.source, e.target, pair)}
+    causes_ranks = sorted(rank_of[eid] for eid, rel in joined.items() if rel == "causes" and eid in rank_of)
+    left_out = sorted(
+        f"{r['source']}->{r['target']}"
+        for r in left_out_undirected(graph)
+        if _joins(str(r["source"]), str(r["target"]), pair)
+    )
+    return NonCausalCheck(
+        a=pair.a, b=pair.b, kind=pair.kind, relations=dict(sorted(joined.items())),
+        causes_ranks=causes_ranks, ok="causes" not in joined.values(), left_out=left_out,
+    )  # fmt: skip
+
+
+def _proxy_check(graph: CausalGraph, proxy: TruthProxy, rank_of: dict[str, int]) -> ProxyCheck:
+    """What the graph says about one proxy pair: the first of causes / co_moves, else absent."""
+    found = sorted(
+        e.relation
+        for e in graph.edges.values()
+        if e.source == proxy.cause and e.target == proxy.effect and e.relation in ("causes", "co_moves")
+    )
+    return ProxyCheck(
+        cause=proxy.cause, effect=proxy.effect, via=proxy.via, relation=found[0] if found else "absent",
+        causes_rank=rank_of.get(edge_id_of(proxy.cause, proxy.effect)),
+    )  # fmt: skip
+
+
+def _average_precision(ranked: list[RankedEdge], rules: list[RuleCheck], n_truth: int) -> float:
+    """Mean over true rules of the precision at the rank of its best edge (missed ones count 0)."""
+    true_up_to = [0]
+    for r in ranked:
+        true_up_to.append(true_up_to[-1] + r.is_true)
+    return sum(true_up_to[r.first_rank] / r.first_rank for r in rules if r.first_rank) / n_truth
+
+
 def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTruth) -> ScoreReport:
     """Compare the graph's ``causes`` edges with the true rules (or edges) of a world."""
     truth = ground_truth if isinstance(ground_truth, GroundTruth) else load_ground_truth(ground_truth)
@@ -323,126 +403,31 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
 
     all_ranked = _ranked_causes(graph)
     ranked_edges = [e for e in all_ranked if in_scope(e)]
-    ranked: list[RankedEdge] = []
-    for rank, e in enumerate(ranked_edges, start=1):
-        rule = next((c.id for c in claims if _states(e, c)), None)
-        ranked.append(
-            RankedEdge(
-                rank=rank, id=e.id, weight=e.weight, support=e.support, lift=e.lift,
-                precedence=e.precedence, is_true=rule is not None, rule=rule,
-            )
-        )  # fmt: skip
-    tp = sum(r.is_true for r in ranked)
-    n_pred, n_truth = len(ranked), len(claims)
-
-    checks_by_rule: list[RuleCheck] = []
-    for c in claims:
-        stating = [(rank, e) for rank, e in enumerate(ranked_edges, start=1) if _states(e, c)]
-        if stating:
-            found_as = "causes"
-        else:
-            other = sorted(e.relation for e in graph.edges.values() if _states(e, c))
-            if other:
-                found_as = other[0]
-            elif not any(same_rule_form(n, c.cause) for n in graph.nodes) or not any(
-                same_rule_form(n, c.effect) for n in graph.nodes
-            ):
-                found_as = "no_node"
-            else:
-                found_as = "absent"
-        checks_by_rule.append(
-            RuleCheck(
-                id=c.id, cause=c.cause, effect=c.effect, strength=c.strength, recovered=bool(stating),
-                stated_form=any(e.source == c.cause and e.target == c.effect for _, e in stating),
-                edges=[e.id for _, e in stating], first_rank=stating[0][0] if stating else None,
-                found_as=found_as,
-            )
-        )  # fmt: skip
-    recovered = sum(r.recovered for r in checks_by_rule)
+    ranked = _ranked(ranked_edges, claims)
+    rules = [_rule_check(graph, ranked_edges, c) for c in claims]
+    tp, n_pred, n_truth = sum(r.is_true for r in ranked), len(ranked), len(claims)
     precision = tp / n_pred if n_pred else 0.0
-    recall = recovered / n_truth
+    recall = sum(r.recovered for r in rules) / n_truth
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    precision_at_k = sum(r.is_true for r in ranked[:n_truth]) / n_truth
-    true_up_to = [0]
-    for r in ranked:
-        true_up_to.append(true_up_to[-1] + r.is_true)
-    average_precision = (
-        sum(true_up_to[r.first_rank] / r.first_rank for r in checks_by_rule if r.first_rank) / n_truth
-    )
-    missed = [
-        MissedEdge(cause=r.cause, effect=r.effect, strength=r.strength, found_as=r.found_as)
-        for r in sorted(checks_by_rule, key=lambda r: (r.cause, r.effect))
-        if not r.recovered
-    ]
-
     rank_of = {r.id: r.rank for r in ranked}
-    checks: list[NonCausalCheck] = []
-    for pair in truth.non_causal:
-        joined = {
-            e.id: e.relation
-            for e in graph.edges.values()
-            if (_matches(e.source, pair.a) and _matches(e.target, pair.b))
-            or (_matches(e.source, pair.b) and _matches(e.target, pair.a))
-        }
-        causes_ranks = sorted(
-            rank_of[eid] for eid, rel in joined.items() if rel == "causes" and eid in rank_of
-        )
-        wrong = [eid for eid, rel in joined.items() if rel == "causes"]
-        left_out = sorted(
-            f"{r['source']}->{r['target']}"
-            for r in left_out_undirected(graph)
-            if (_matches(str(r["source"]), pair.a) and _matches(str(r["target"]), pair.b))
-            or (_matches(str(r["source"]), pair.b) and _matches(str(r["target"]), pair.a))
-        )
-        checks.append(
-            NonCausalCheck(
-                a=pair.a,
-                b=pair.b,
-                kind=pair.kind,
-                relations=dict(sorted(joined.items())),
-                causes_ranks=causes_ranks,
-                ok=not wrong,
-                left_out=left_out,
-            )
-        )
-    proxies: list[ProxyCheck] = []
-    for proxy in truth.proxy_edges:
-        found = sorted(
-            e.relation
-            for e in graph.edges.values()
-            if e.source == proxy.cause and e.target == proxy.effect and e.relation in ("causes", "co_moves")
-        )
-        relation_found = found[0] if found else "absent"
-        proxies.append(
-            ProxyCheck(
-                cause=proxy.cause,
-                effect=proxy.effect,
-                via=proxy.via,
-                relation=relation_found,
-                causes_rank=rank_of.get(edge_id_of(proxy.cause, proxy.effect)),
-            )
-        )
+    checks = [_non_causal_check(graph, pair, rank_of) for pair in truth.non_causal]
+    proxies = [_proxy_check(graph, proxy, rank_of) for proxy in truth.proxy_edges]
     return ScoreReport(
-        n_truth=n_truth,
-        n_predicted=n_pred,
-        true_positives=tp,
-        precision=round(precision, 4),
-        recall=round(recall, 4),
-        f1=round(f1, 4),
-        precision_at_k=round(precision_at_k, 4),
-        average_precision=round(average_precision, 4),
-        ranked=ranked,
-        missed=missed,
-        non_causal=checks,
-        non_causal_ok=all(c.ok for c in checks),
-        proxies=proxies,
-        proxies_ok=all(p.relation != "causes" for p in proxies),
-        scored_variables=sorted(scope),
+        n_truth=n_truth, n_predicted=n_pred, true_positives=tp, precision=round(precision, 4),
+        recall=round(recall, 4), f1=round(f1, 4),
+        precision_at_k=round(sum(r.is_true for r in ranked[:n_truth]) / n_truth, 4),
+        average_precision=round(_average_precision(ranked, rules, n_truth), 4), ranked=ranked,
+        missed=[
+            MissedEdge(cause=r.cause, effect=r.effect, strength=r.strength, found_as=r.found_as)
+            for r in sorted(rules, key=lambda r: (r.cause, r.effect))
+            if not r.recovered
+        ],
+        non_causal=checks, non_causal_ok=all(c.ok for c in checks), proxies=proxies,
+        proxies_ok=all(p.relation != "causes" for p in proxies), scored_variables=sorted(scope),
         unscored=[e.id for e in all_ranked if not in_scope(e)],
-        truth_format="rules" if truth.rules else "edges",
-        rules=checks_by_rule,
-        recall_stated_form=round(sum(r.stated_form for r in checks_by_rule) / n_truth, 4),
-    )
+        truth_format="rules" if truth.rules else "edges", rules=rules,
+        recall_stated_form=round(sum(r.stated_form for r in rules) / n_truth, 4),
+    )  # fmt: skip
 
 
 def edge_id_of(cause: str, effect: str) -> str:

@@ -44,6 +44,34 @@ def test_run_path_functions_are_under_80_lines() -> None:
     assert offenders == [], offenders
 
 
+# Everything else in the library packages: no function over LIMIT lines but these, noticed and left
+# (mostly typer option declarations, and two retrievers' Cypher set-up). Splitting one removes it here;
+# a new long function anywhere fails.
+LIBRARY = ("karma", "graph", "retrieval", "pipelines")
+KNOWN_LONG = {
+    "graph/ckg/builder.py:_statistical_edges",
+    "karma/cli/extract.py:extract",
+    "karma/cli/graph.py:build",
+    "karma/cli/retrieve.py:retrieve",
+    "karma/cli/synth.py:synth",
+    "karma/data/dataset.py:load_dataset",
+    "retrieval/neo4j_hybrid.py:__init__",
+    "retrieval/neo4j_hybrid.py:_retrieve_one",
+}
+
+
+def test_library_functions_are_under_80_lines_but_the_known_ones() -> None:
+    found = [
+        f
+        for package in LIBRARY
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for f in long_functions(path.read_text(), path.relative_to(ROOT).as_posix())
+    ]
+    names = {f.rsplit(" (", 1)[0] for f in found}
+    assert [f for f in found if f.rsplit(" (", 1)[0] not in KNOWN_LONG] == []
+    assert sorted(KNOWN_LONG - names) == [], "split: remove it from KNOWN_LONG"
+
+
 def test_the_check_sees_a_long_function() -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(LIMIT))
     assert long_functions(f"def f():\n{body}\n", "m.py") == ["m.py:f (81 lines)"]
