@@ -106,70 +106,77 @@ def load_dataset(
     if root.is_file() and not qa_paths and not feature_paths:
         qa_paths = [root]  # a QA file under another name: read it as QA
     dataset = Dataset(root=str(root))
-    feature_file_of: dict[str, str] = {}
-    for fpath in feature_paths:
-        result = load_features_file(fpath)
-        dataset.feature_files.append(str(fpath))
-        dataset.problems.extend(result.problems if features_required else _as_warnings(result.problems))
-        if result.features is not None:
-            if result.features.video_id in dataset.features:
-                dataset.problems.append(
-                    DataProblem(
-                        file=str(fpath),
-                        reason=(
-                            f"a second feature file for video {result.features.video_id!r}; the first one is used"
-                        ),
-                    )
-                )
-                continue
-            dataset.features[result.features.video_id] = result.features
-            feature_file_of[result.features.video_id] = str(fpath)
-            if result.bad_fields:
-                dataset.feature_bad_fields[result.features.video_id] = result.bad_fields
+    feature_file_of = _read_feature_files(dataset, feature_paths, features_required)
     seen_videos: dict[str, str] = {}
+    check = check_features and bool(feature_paths or root.is_dir())
     for qpath in qa_paths:
-        result = load_qa_file(qpath)
-        dataset.qa_files.append(str(qpath))
-        dataset.questions_seen += result.questions_seen
-        problems = list(result.problems)
-        if result.video_id in seen_videos:
-            problems.append(
-                DataProblem(
-                    file=str(qpath),
-                    reason=(
-                        f"video {result.video_id!r} already read from {seen_videos[result.video_id]}; this file is skipped"
-                    ),
-                )
-            )
-            dataset.problems.extend(problems)
-            continue
-        seen_videos[result.video_id] = str(qpath)
-        if result.questions_seen == 0 and not any(p.severity == "error" for p in problems):
-            problems.append(
-                DataProblem(
-                    file=str(qpath), severity="warning", reason="empty QA file: no transitions or questions"
-                )
-            )
-        transitions = result.transitions
-        if check_features and (feature_paths or root.is_dir()):
-            before = sum(len(t.questions) for t in transitions)
-            transitions = _check_scenes(
-                str(qpath),
-                transitions,
-                dataset.features.get(result.video_id),
-                dataset.feature_bad_fields.get(result.video_id, {}),
-                problems,
-                required=features_required,
-                feature_file=feature_file_of.get(result.video_id),
-                gaps=dataset.feature_gap_transitions,
-            )
-            dataset.questions_removed_for_features += before - sum(len(t.questions) for t in transitions)
-        dataset.problems.extend(problems)
-        dataset.transitions.extend(transitions)
+        _read_qa_file(dataset, qpath, seen_videos, feature_file_of, check=check, required=features_required)
     dataset.transitions.sort(key=lambda t: (t.video_id, t.index))
     if not lenient and dataset.errors:
         raise DataValidationError(dataset.problems)
     return dataset
+
+
+def _read_feature_files(dataset: Dataset, feature_paths: list[Path], required: bool) -> dict[str, str]:
+    """Read every feature file into ``dataset`` (the first file of a video wins); video id -> file."""
+    feature_file_of: dict[str, str] = {}
+    for fpath in feature_paths:
+        result = load_features_file(fpath)
+        dataset.feature_files.append(str(fpath))
+        dataset.problems.extend(result.problems if required else _as_warnings(result.problems))
+        if result.features is None:
+            continue
+        video_id = result.features.video_id
+        if video_id in dataset.features:
+            reason = f"a second feature file for video {video_id!r}; the first one is used"
+            dataset.problems.append(DataProblem(file=str(fpath), reason=reason))
+            continue
+        dataset.features[video_id] = result.features
+        feature_file_of[video_id] = str(fpath)
+        if result.bad_fields:
+            dataset.feature_bad_fields[video_id] = result.bad_fields
+    return feature_file_of
+
+
+def _read_qa_file(
+    dataset: Dataset,
+    qpath: Path,
+    seen_videos: dict[str, str],
+    feature_file_of: dict[str, str],
+    *,
+    check: bool,
+    required: bool,
+) -> None:
+    """Read one QA file into ``dataset``: a second file of a video is skipped; with ``check`` its
+    questions are checked against the video's features (``_check_scenes``)."""
+    result = load_qa_file(qpath)
+    dataset.qa_files.append(str(qpath))
+    dataset.questions_seen += result.questions_seen
+    problems = list(result.problems)
+    if result.video_id in seen_videos:
+        reason = f"video {result.video_id!r} already read from {seen_videos[result.video_id]}; this file is skipped"
+        dataset.problems.extend([*problems, DataProblem(file=str(qpath), reason=reason)])
+        return
+    seen_videos[result.video_id] = str(qpath)
+    if result.questions_seen == 0 and not any(p.severity == "error" for p in problems):
+        reason = "empty QA file: no transitions or questions"
+        problems.append(DataProblem(file=str(qpath), severity="warning", reason=reason))
+    transitions = result.transitions
+    if check:
+        before = sum(len(t.questions) for t in transitions)
+        transitions = _check_scenes(
+            str(qpath),
+            transitions,
+            dataset.features.get(result.video_id),
+            dataset.feature_bad_fields.get(result.video_id, {}),
+            problems,
+            required=required,
+            feature_file=feature_file_of.get(result.video_id),
+            gaps=dataset.feature_gap_transitions,
+        )
+        dataset.questions_removed_for_features += before - sum(len(t.questions) for t in transitions)
+    dataset.problems.extend(problems)
+    dataset.transitions.extend(transitions)
 
 
 def _as_warnings(problems: list[DataProblem]) -> list[DataProblem]:

@@ -54,7 +54,6 @@ KNOWN_LONG = {
     "karma/cli/graph.py:build",
     "karma/cli/retrieve.py:retrieve",
     "karma/cli/synth.py:synth",
-    "karma/data/dataset.py:load_dataset",
     "retrieval/neo4j_hybrid.py:__init__",
     "retrieval/neo4j_hybrid.py:_retrieve_one",
 }
