@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -179,12 +180,25 @@ def _undirected_reason(fails: list[str], b: str, precedence: float, precedence_z
     )
 
 
-def _statistical_edges(
-    stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
-) -> tuple[dict[str, CkgEdge], list[dict[str, object]]]:
-    """The statistical edges and the kept associations left out for failing the precedence test
-    (``keep_undirected`` off), each with its statistics and reason."""
-    col = {event_id: j for j, event_id in enumerate(table.columns)}
+@dataclass(frozen=True)
+class _Tests:
+    """The build's tests over every (cause, effect) pair of ``PairStats``."""
+
+    keep: np.ndarray
+    """Support, lift, association and reference tests passed: the pair gets an edge or is left out."""
+    evidence_z: np.ndarray
+    """The precedence z: the larger of the pair's own and the pooled shift z."""
+    excess: np.ndarray
+    """Confidence above the base rate."""
+    passes: dict[str, np.ndarray]
+    """Precedence test name -> passed, per pair."""
+    is_cause: np.ndarray
+    """Every precedence test passed: a ``causes`` edge."""
+    col: dict[str, int]
+    """Event id -> its column in the event table."""
+
+
+def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
     keep = (
         (stats.support >= config.min_support)
@@ -200,71 +214,96 @@ def _statistical_edges(
         "precedence_share": stats.precedence >= config.min_precedence_share * excess,
     }
     is_cause = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
-    k = config.support_shrinkage
+    col = {event_id: c for c, event_id in enumerate(table.columns)}
+    return _Tests(keep, evidence_z, excess, passes, is_cause, col)
+
+
+def _statistical_edges(
+    stats: PairStats, table: EventTable, nodes: Mapping[str, CkgNode], config: BuildConfig
+) -> tuple[dict[str, CkgEdge], list[dict[str, object]]]:
+    """The statistical edges and the kept associations left out for failing the precedence test
+    (``keep_undirected`` off), each with its statistics and reason."""
+    tests = _tests(stats, table, config)
     edges: dict[str, CkgEdge] = {}
     left_out: list[dict[str, object]] = []
-    for i, j in zip(*np.nonzero(keep), strict=True):
-        cause, effect = stats.causes[i], stats.effects[j]
-        support = int(stats.support[i, j])
-        confidence = float(stats.confidence[i, j])
-        lift = float(stats.lift[i, j])
-        precedence = float(stats.precedence[i, j])
-        relation = "causes" if is_cause[i, j] else "co_moves"
-        a, b = nodes[cause].title, nodes[effect].title
-        stats_text = (
-            f"in {support} of {int(stats.cause_count[i, j])} transitions where {a}, {b} "
-            f"(confidence {confidence:.2f}, {lift:.2f}x its base rate {float(stats.base_rate[i, j]):.2f})"
-        )
-        if relation == "co_moves":
-            fails = [name for name, ok in passes.items() if not ok[i, j]]
-            share = precedence / float(excess[i, j]) if excess[i, j] > 0 else 0.0
-            reason = _undirected_reason(fails, b, precedence, float(evidence_z[i, j]), share)
-            if not config.keep_undirected:
-                left_out.append(
-                    {
-                        "source": cause,
-                        "target": effect,
-                        "support": support,
-                        "confidence": _r(confidence),
-                        "lift": _r(lift),
-                        "base_rate": _r(float(stats.base_rate[i, j])),
-                        "association_z": _r(float(stats.association_z[i, j])),
-                        "precedence": _r(precedence),
-                        "precedence_z": _r(float(evidence_z[i, j])),
-                        "precedence_share": _r(share),
-                        "fails": fails,
-                        "reason": f"{a} and {b} co-move: {stats_text}; but {reason}",
-                    }
-                )
-                continue
-        weight = confidence * max(math.log(lift), 0.0) * support / (support + k) if lift > 0 else 0.0
-        if relation == "co_moves":
-            weight *= config.co_moves_discount
-        rows = np.flatnonzero(table.occurs[:, col[cause]] & table.occurs[:, col[effect]])
-        evidence = [table.row_ids[r] for r in rows[: config.max_evidence]]
-        if relation == "causes":
-            description = (
-                f"{a} -> {b}: {stats_text}; the music change follows the visual change across the cut "
-                f"(precedence {precedence:+.2f})."
-            )
-        else:
-            description = f"{a} and {b} co-move: {stats_text}; but {reason}"
-        eid = edge_id(cause, effect, relation)
-        edges[eid] = CkgEdge(
-            id=eid,
-            source=cause,
-            target=effect,
-            relation=relation,
-            support=support,
-            confidence=_r(confidence),
-            lift=_r(lift),
-            precedence=_r(precedence),
-            weight=_r(weight),
-            evidence=evidence,
-            description=description,
-        )
+    for i, j in zip(*np.nonzero(tests.keep), strict=True):
+        edge = _pair_edge(stats, table, nodes, config, tests, i, j, left_out)
+        if edge is not None:
+            edges[edge.id] = edge
     left_out.sort(key=lambda record: (str(record["source"]), str(record["target"])))
     return _explain_states(_explain_composites(edges, nodes, config), nodes, config), left_out
+
+
+def _pair_edge(
+    stats: PairStats,
+    table: EventTable,
+    nodes: Mapping[str, CkgNode],
+    config: BuildConfig,
+    tests: _Tests,
+    i: int,
+    j: int,
+    left_out: list[dict[str, object]],
+) -> CkgEdge | None:
+    """The edge of one kept pair, or None when it fails the precedence test and ``keep_undirected``
+    is off (then its record goes to ``left_out``)."""
+    cause, effect = stats.causes[i], stats.effects[j]
+    support = int(stats.support[i, j])
+    confidence = float(stats.confidence[i, j])
+    lift = float(stats.lift[i, j])
+    precedence = float(stats.precedence[i, j])
+    relation = "causes" if tests.is_cause[i, j] else "co_moves"
+    a, b = nodes[cause].title, nodes[effect].title
+    stats_text = (
+        f"in {support} of {int(stats.cause_count[i, j])} transitions where {a}, {b} "
+        f"(confidence {confidence:.2f}, {lift:.2f}x its base rate {float(stats.base_rate[i, j]):.2f})"
+    )
+    if relation == "causes":
+        description = (
+            f"{a} -> {b}: {stats_text}; the music change follows the visual change across the cut "
+            f"(precedence {precedence:+.2f})."
+        )
+    else:
+        fails = [name for name, ok in tests.passes.items() if not ok[i, j]]
+        share = precedence / float(tests.excess[i, j]) if tests.excess[i, j] > 0 else 0.0
+        reason = _undirected_reason(fails, b, precedence, float(tests.evidence_z[i, j]), share)
+        description = f"{a} and {b} co-move: {stats_text}; but {reason}"
+        if not config.keep_undirected:
+            left_out.append(
+                {
+                    "source": cause,
+                    "target": effect,
+                    "support": support,
+                    "confidence": _r(confidence),
+                    "lift": _r(lift),
+                    "base_rate": _r(float(stats.base_rate[i, j])),
+                    "association_z": _r(float(stats.association_z[i, j])),
+                    "precedence": _r(precedence),
+                    "precedence_z": _r(float(tests.evidence_z[i, j])),
+                    "precedence_share": _r(share),
+                    "fails": fails,
+                    "reason": description,
+                }
+            )
+            return None
+    k = config.support_shrinkage
+    weight = confidence * max(math.log(lift), 0.0) * support / (support + k) if lift > 0 else 0.0
+    if relation == "co_moves":
+        weight *= config.co_moves_discount
+    rows = np.flatnonzero(table.occurs[:, tests.col[cause]] & table.occurs[:, tests.col[effect]])
+    eid = edge_id(cause, effect, relation)
+    return CkgEdge(
+        id=eid,
+        source=cause,
+        target=effect,
+        relation=relation,
+        support=support,
+        confidence=_r(confidence),
+        lift=_r(lift),
+        precedence=_r(precedence),
+        weight=_r(weight),
+        evidence=[table.row_ids[r] for r in rows[: config.max_evidence]],
+        description=description,
+    )
 
 
 def _explain_states(
