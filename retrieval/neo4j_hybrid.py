@@ -188,10 +188,20 @@ class Neo4jHybridRetriever(Retriever):
         self._owns_driver = owns_driver
         self.view = None  # nothing of the graph is held in memory
         self._types = sorted(RELATION_TYPES.values())
-        records, _, _ = driver.execute_query(
+        provenance = self._provenance(expected_hash)
+        self._rel_indexes = [
+            relationship_vector_index(t) for t in provenance.get("embedding_rel_types") or []
+        ]
+        self.thresholds = graph_thresholds(json.loads(provenance.get("build_config") or "{}"))
+        self._load_nodes()
+        self._load_max_weights()
+
+    def _provenance(self, expected_hash: str | None) -> dict[str, Any]:
+        """The pushed graph's provenance node, checked against the expected graph and the embedder."""
+        records, _, _ = self.driver.execute_query(
             f"MATCH (g:{GRAPH_LABEL} {{name: $name}}) RETURN g {{.*}} AS g",
             name=GRAPH_NAME,
-            database_=database,
+            database_=self.database,
         )
         if not records:
             raise Neo4jRetrievalError(
@@ -213,23 +223,14 @@ class Neo4jHybridRetriever(Retriever):
                 f"the vectors in Neo4j come from model {provenance.get('embedding_model')!r}, the question "
                 f"embedder is {self.embedder.model_id!r}: use the same model or push again with --embeddings"
             )
-        self._rel_indexes = [
-            relationship_vector_index(t) for t in provenance.get("embedding_rel_types") or []
-        ]
-        build_config = json.loads(provenance.get("build_config") or "{}")
-        self.thresholds = graph_thresholds(build_config)
-        records, _, _ = driver.execute_query(
-            f"MATCH (:{NODE_LABEL})-[r]->(:{NODE_LABEL}) WHERE type(r) IN $types "
-            "RETURN r.relation AS relation, max(r.weight) AS weight",
-            types=self._types,
-            database_=database,
-        )
-        by_relation = {r["relation"]: float(r["weight"]) for r in records if r["weight"] is not None}
-        # Node ids, titles and kinds (no vectors, no edges): what the in-memory retriever's stated
-        # events, a variable's alternatives and the concept rule read (retrieval.hybrid, steps 1 and 4).
-        records, _, _ = driver.execute_query(
+        return provenance
+
+    def _load_nodes(self) -> None:
+        """Node ids, titles and kinds (no vectors, no edges): what the in-memory retriever's stated
+        events, a variable's alternatives and the concept rule read (retrieval.hybrid, steps 1 and 4)."""
+        records, _, _ = self.driver.execute_query(
             f"MATCH (n:{NODE_LABEL}) RETURN n.id AS id, n.title AS title, n.kind AS kind",
-            database_=database,
+            database_=self.database,
         )
         from retrieval.stated import StatedEvents
 
@@ -245,6 +246,16 @@ class Neo4jHybridRetriever(Retriever):
             for ids in variables.values()
             for node_id in ids
         }
+
+    def _load_max_weights(self) -> None:
+        """The largest edge weight and edge strength, which the scoring normalises by."""
+        records, _, _ = self.driver.execute_query(
+            f"MATCH (:{NODE_LABEL})-[r]->(:{NODE_LABEL}) WHERE type(r) IN $types "
+            "RETURN r.relation AS relation, max(r.weight) AS weight",
+            types=self._types,
+            database_=self.database,
+        )
+        by_relation = {r["relation"]: float(r["weight"]) for r in records if r["weight"] is not None}
         self.max_weight = max([*by_relation.values(), 1e-9])
         # strength is monotone in the weight, so its maximum is at each relation's largest weight
         self.max_strength = max(
@@ -292,8 +303,22 @@ class Neo4jHybridRetriever(Retriever):
         k: int,
         clause: str | None = None,
     ):
+        seeds, firm = self._seeds(tx, query, main, hypo, clause)
+        act, reached = self._spread(tx, seeds)
+        records = self._candidate_records(tx, reached, main, hypo)
+        if not records:
+            return RetrievalResult(retriever=self.name, graph_hash=self.content_hash)
+        ids = np.array([r["id"] for r in records])
+        scores = self._scores(records, seeds, firm, act, hypo is not None)
+        order = top_candidates(ids, scores, k)
+        return self._facts(tx, [records[i]["eid"] for i in order], [float(scores[i]) for i in order])
+
+    def _seeds(
+        self, tx, query: RetrievalQuery, main: list[float], hypo: list[float] | None, clause: str | None
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Step 1: the seeds, added in the in-memory retriever's order (observed events, question,
+        clause), and the firm ones (stated + observed) that relevance counts."""
         config = self.config
-        # 1. seeds, added in the in-memory retriever's order: observed events, question, clause.
         weight = (
             config.counterfactual_observed_weight
             if query.question_type == "counterfactual"
@@ -310,7 +335,7 @@ class Neo4jHybridRetriever(Retriever):
         for node_id in self._stated(clause if query.question_type == "counterfactual" else query.question):
             seeds[node_id] = seeds.get(node_id, 0.0) + config.stated_weight
             ruled_out.update(self._alternatives.get(node_id, ()))
-        firm = dict(seeds)  # stated + observed: what relevance counts
+        firm = dict(seeds)
         for node_id, sim in self._node_seeds(tx, main):
             if node_id not in ruled_out:
                 seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 * sim
@@ -318,7 +343,12 @@ class Neo4jHybridRetriever(Retriever):
             for node_id, sim in self._node_seeds(tx, hypo):
                 if node_id not in ruled_out:
                     seeds[node_id] = seeds.get(node_id, 0.0) + config.hypothetical_weight * sim
-        # 2. expansion, one Cypher query per hop.
+        return seeds, firm
+
+    def _spread(self, tx, seeds: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+        """Step 2: the expansion, one Cypher query per hop: every node's activation, and the nodes
+        reached before the last hop."""
+        config = self.config
         params = self._params()
         act = dict(seeds)
         reached = dict(seeds)
@@ -331,8 +361,14 @@ class Neo4jHybridRetriever(Retriever):
             if hop < config.hops - 1:
                 reached = _add(reached, step)
             act = _add(act, step)
-        # 3. candidates with their exact similarities, from the database.
-        records = list(
+        return act, reached
+
+    def _candidate_records(
+        self, tx, reached: dict[str, float], main: list[float], hypo: list[float] | None
+    ) -> list[Any]:
+        """Step 3: the candidate edges with their exact similarities, from the database."""
+        config = self.config
+        return list(
             tx.run(
                 self._candidate_query,
                 reached=sorted(i for i, a in reached.items() if a >= config.min_activation),
@@ -345,17 +381,22 @@ class Neo4jHybridRetriever(Retriever):
                 hvec=hypo,
             )
         )
-        if not records:
-            return RetrievalResult(retriever=self.name, graph_hash=self.content_hash)
-        # 4. the in-memory retriever's scoring function on those candidates.
-        ids = np.array([r["id"] for r in records])
+
+    def _scores(
+        self,
+        records: list[Any],
+        seeds: dict[str, float],
+        firm: dict[str, float],
+        act: dict[str, float],
+        has_hypo: bool,
+    ) -> np.ndarray:
+        """Step 4: the in-memory retriever's scoring function on the candidates."""
+        config = self.config
         sims = np.array([float(r["sim"]) for r in records])
-        if hypo is not None:
+        if has_hypo:
             sims = np.maximum(sims, np.array([float(r["hsim"]) for r in records]))
-        seed_src = np.array([seeds.get(r["source"], 0.0) for r in records])
-        seed_tgt = np.array([seeds.get(r["target"], 0.0) for r in records])
-        spread_src = np.array([act.get(r["source"], 0.0) for r in records]) - seed_src
-        spread_tgt = np.array([act.get(r["target"], 0.0) for r in records]) - seed_tgt
+        spread_src = np.array([act.get(r["source"], 0.0) - seeds.get(r["source"], 0.0) for r in records])
+        spread_tgt = np.array([act.get(r["target"], 0.0) - seeds.get(r["target"], 0.0) for r in records])
         # relevance counts the firm seeds; an edge to a concept node counts only its event end
         seed_src = np.array([firm.get(r["source"], 0.0) for r in records])
         seed_tgt = np.array([firm.get(r["target"], 0.0) for r in records])
@@ -371,11 +412,9 @@ class Neo4jHybridRetriever(Retriever):
                 for r in records
             ]
         )
-        scores = pair_scores(
+        return pair_scores(
             config, seed_src, seed_tgt, spread_src, spread_tgt, sims, strength, self.max_strength
         )
-        order = top_candidates(ids, scores, k)
-        return self._facts(tx, [records[i]["eid"] for i in order], [float(scores[i]) for i in order])
 
     def _facts(self, tx, eids: list[str], scores: list[float]) -> RetrievalResult:
         rows = {r["eid"]: r for r in tx.run(FACT_QUERY, eids=eids)}
