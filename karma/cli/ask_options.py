@@ -87,8 +87,7 @@ DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, cal
 KOpt = Annotated[int, typer.Option("--k", help="Facts to retrieve.")]
 BudgetTokensOpt = Annotated[int, typer.Option("--budget-tokens", help="Token budget of the graph block.")]
 BackendOpt = Annotated[str, typer.Option("--backend", "-b", help=backend_help())]
-BackendOptOpt = Annotated[
-    list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)]
+BackendOptOpt = Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)]
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)]
 BackendOptionOpt = Annotated[
     list[str] | None, typer.Option("--backend-option", "-o", hidden=True, help="Deprecated: --backend-opt.")
