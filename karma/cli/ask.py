@@ -6,6 +6,7 @@ import typer
 
 from karma.cli import ask_options as opt
 from karma.cli.options import (
+    DeviceOpt,
     backend_options,
     key_values,
     output_format,
@@ -36,7 +37,7 @@ def ask(
     graph: opt.GraphOpt = None,
     min_support: opt.MinSupportOpt = None,
     retriever: opt.RetrieverOpt = "hybrid",
-    device: opt.DeviceOpt = None,
+    device: DeviceOpt = None,
     k: opt.KOpt = GEN.k,
     budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
     backend: opt.BackendOpt = "llamacpp",

@@ -10,10 +10,8 @@ import typer
 
 from karma.cli.options import (
     BACKEND_OPT_HELP,
-    DEVICE_HELP,
     MODEL_HELP,
     backend_help,
-    embed_device_option,
     retriever_help,
 )
 
@@ -83,7 +81,6 @@ MinSupportOpt = Annotated[
     ),
 ]
 RetrieverOpt = Annotated[str, typer.Option("--retriever", help=retriever_help())]
-DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]
 KOpt = Annotated[int, typer.Option("--k", help="Facts to retrieve.")]
 BudgetTokensOpt = Annotated[int, typer.Option("--budget-tokens", help="Token budget of the graph block.")]
 BackendOpt = Annotated[str, typer.Option("--backend", "-b", help=backend_help())]

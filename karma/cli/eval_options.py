@@ -11,10 +11,8 @@ import typer
 from karma.cli import tasks as task_cli
 from karma.cli.options import (
     BACKEND_OPT_HELP,
-    DEVICE_HELP,
     MODEL_HELP,
     backend_help,
-    embed_device_option,
     retriever_help,
 )
 
@@ -31,7 +29,6 @@ BackendOptOpt = Annotated[list[str] | None, typer.Option("--backend-opt", help=B
 ModelOpt = Annotated[str | None, typer.Option("--model", help=MODEL_HELP)]
 CkgOpt = Annotated[str, typer.Option(help="Graph block: on, off, or both (the paired ablation).")]
 RetrieverOpt = Annotated[str, typer.Option(help=retriever_help())]
-DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]
 KOpt = Annotated[int, typer.Option(help="Facts retrieved per question.")]
 BudgetTokensOpt = Annotated[int, typer.Option(help="Token budget of the graph block.")]
 TypesOpt = Annotated[
@@ -151,10 +148,6 @@ ExecutorOpt = Annotated[
     typer.Option("--executor", help="local (this process) or ray (shards as actors on a Ray cluster)."),
 ]
 ShardsOpt = Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards/actors.")]
-RayAddressOpt = Annotated[
-    str | None,
-    typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."),
-]
 TaskOpt = Annotated[str | None, typer.Option("--task", help=task_cli.TASK_HELP)]
 TaskArmsOpt = Annotated[list[str] | None, typer.Option("--arms", help=task_cli.ARMS_HELP)]
 TaskOptOpt = Annotated[list[str] | None, typer.Option("--task-opt", "-T", help=task_cli.TASK_OPT_HELP)]

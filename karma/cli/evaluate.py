@@ -10,7 +10,7 @@ import typer
 
 from karma.cli import eval_options as opt
 from karma.cli import tasks as task_cli
-from karma.cli.options import backend_options
+from karma.cli.options import DeviceOpt, RayAddressOpt, backend_options
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
@@ -30,7 +30,7 @@ def eval_command(
     model: opt.ModelOpt = None,
     ckg: opt.CkgOpt = "both",
     retriever: opt.RetrieverOpt = "hybrid",
-    device: opt.DeviceOpt = None,
+    device: DeviceOpt = None,
     k: opt.KOpt = GEN.k,
     budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
     types: opt.TypesOpt = None,
@@ -66,7 +66,7 @@ def eval_command(
     shard: opt.ShardOpt = None,
     executor: opt.ExecutorOpt = "local",
     shards: opt.ShardsOpt = 2,
-    ray_address: opt.RayAddressOpt = None,
+    ray_address: RayAddressOpt = None,
     task: opt.TaskOpt = None,
     task_arms: opt.TaskArmsOpt = None,
     task_opt: opt.TaskOptOpt = None,

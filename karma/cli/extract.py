@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from karma.cli.errors import print_error
+from karma.cli.options import RayAddressOpt
 from karma.core.errors import InputError
 
 
@@ -19,53 +21,82 @@ class ClipMode(StrEnum):
     none = "none"
 
 
-def extract(
-    video_or_dir: Path = typer.Argument(
-        ..., help="A video file, or a folder searched recursively for videos."
-    ),
-    out: Path = typer.Option(
-        ...,
+VideoArg = Annotated[Path, typer.Argument(help="A video file, or a folder searched recursively for videos.")]
+OutOpt = Annotated[
+    Path,
+    typer.Option(
         "--out",
         help="Output folder: <id>_causal_features.json, <id>_transitions.json, <id>_extraction.json, "
         "clips/<id>/scene_NNN.mp4, extract_errors.jsonl.",
     ),
-    workers: int = typer.Option(0, "--workers", "-j", help="Videos processed in parallel (0 = all cores)."),
-    force: bool = typer.Option(False, "--force", help="Redo videos whose feature file already exists."),
-    threshold: float = typer.Option(27.0, "--threshold", help="ContentDetector cut threshold (HSV change)."),
-    min_scene_seconds: float = typer.Option(0.6, "--min-scene-seconds", help="Shortest scene kept, seconds."),
-    sample_rate: float = typer.Option(
-        4.0, "--sample-rate", help="Visual samples (frame pairs) per second of video."
+]
+WorkersOpt = Annotated[
+    int, typer.Option("--workers", "-j", help="Videos processed in parallel (0 = all cores).")
+]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Redo videos whose feature file already exists.")]
+ThresholdOpt = Annotated[
+    float, typer.Option("--threshold", help="ContentDetector cut threshold (HSV change).")
+]
+MinSceneOpt = Annotated[float, typer.Option("--min-scene-seconds", help="Shortest scene kept, seconds.")]
+SampleRateOpt = Annotated[
+    float, typer.Option("--sample-rate", help="Visual samples (frame pairs) per second of video.")
+]
+FramesPerSceneOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--frames-per-scene", help="Sample this many frame pairs per scene instead of --sample-rate."
     ),
-    frames_per_scene: int | None = typer.Option(
-        None, "--frames-per-scene", help="Sample this many frame pairs per scene instead of --sample-rate."
-    ),
-    analysis_height: int = typer.Option(
-        180, "--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."
-    ),
-    clips: ClipMode = typer.Option(
-        ClipMode.reencode, "--clips", help="reencode: frame-accurate scene_NNN.mp4 clips; none: skip clips."
-    ),
-    tagger: list[str] = typer.Option(
-        [],
+]
+AnalysisHeightOpt = Annotated[
+    int,
+    typer.Option("--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."),
+]
+ClipsOpt = Annotated[
+    ClipMode,
+    typer.Option("--clips", help="reencode: frame-accurate scene_NNN.mp4 clips; none: skip clips."),
+]
+TaggerOpt = Annotated[
+    list[str] | None,
+    typer.Option(
         "--tagger",
         help="Optional learned tagger KIND:PATH (objects:yolo.pt, action:<hf video model dir>, "
         "moods:<hf audio model dir>); repeatable. Without taggers the tagged keys are listed "
         "under Not_Computed.",
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    shard: str | None = typer.Option(
-        None,
+]
+ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
         "--shard",
         help="I/N: extract only the videos of shard I of N (from 0) and write OUT/extract_shard-I-of-N.json; "
         "join shards with `karma merge extract`.",
     ),
-    executor: str = typer.Option(
-        "local", "--executor", help="local (a process pool here) or ray (shards as tasks on a Ray cluster)."
-    ),
-    shards: int = typer.Option(2, "--shards", min=1, help="Ray executor: number of shards/tasks."),
-    ray_address: str | None = typer.Option(
-        None, "--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."
-    ),
+]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option("--executor", help="local (a process pool here) or ray (shards as tasks on a Ray cluster)."),
+]
+ShardsOpt = Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards/tasks.")]
+
+
+def extract(
+    video_or_dir: VideoArg,
+    out: OutOpt,
+    workers: WorkersOpt = 0,
+    force: ForceOpt = False,
+    threshold: ThresholdOpt = 27.0,
+    min_scene_seconds: MinSceneOpt = 0.6,
+    sample_rate: SampleRateOpt = 4.0,
+    frames_per_scene: FramesPerSceneOpt = None,
+    analysis_height: AnalysisHeightOpt = 180,
+    clips: ClipsOpt = ClipMode.reencode,
+    tagger: TaggerOpt = None,
+    progress: ProgressOpt = True,
+    shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    shards: ShardsOpt = 2,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Detect scenes, cut clips and extract visual and audio features for one video or a folder.
 
@@ -73,12 +104,9 @@ def extract(
     in OUT/extract_errors.jsonl without stopping the run. Feature definitions: docs/extraction.md.
     """
     from pydantic import ValidationError
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from graph.extract import ERRORS_FILE, ExtractOptions, TaggerError, extract_many, find_videos
+    from graph.extract import ExtractOptions, find_videos
 
-    console = Console(stderr=True, highlight=False)
     try:
         options = ExtractOptions(
             threshold=threshold,
@@ -87,7 +115,7 @@ def extract(
             frames_per_scene=frames_per_scene,
             analysis_height=analysis_height,
             clips=clips.value,
-            taggers=tagger,
+            taggers=tagger or [],
         )
         if out.exists() and not out.is_dir():
             raise InputError(f"{out}: is a file, expected the output folder (--out)")
@@ -101,20 +129,44 @@ def extract(
     if executor not in ("local", "ray"):
         raise typer.BadParameter(f"--executor must be local or ray, got {executor!r}")
     if executor == "ray":
-        from karma.distributed.ray_runner import run_extract_on_ray
-
-        ray_outcomes, summary = run_extract_on_ray(
-            videos, out, options, shards, force=force, address=ray_address
-        )
-        typer.echo(
-            f"{summary['videos']} videos in {shards} Ray shards: "
-            f"{sum(o['status'] == 'done' for o in ray_outcomes)} extracted, "
-            f"{sum(o['status'] == 'skipped' for o in ray_outcomes)} already done, {len(summary['failed'])} failed"
-        )
-        if summary["failed"]:
-            typer.echo(f"failed: {', '.join(summary['failed'])} (see {out / ERRORS_FILE})", err=True)
-            raise typer.Exit(1)
+        _extract_on_ray(videos, out, options, shards, force, ray_address)
         return
+    _extract_here(videos, out, options, shard, workers, force, progress)
+
+
+def _extract_on_ray(
+    videos: list[Path], out: Path, options, shards: int, force: bool, ray_address: str | None
+) -> None:
+    """``--executor ray``: the videos in shards as tasks on a Ray cluster."""
+    from graph.extract import ERRORS_FILE
+    from karma.distributed.ray_runner import run_extract_on_ray
+
+    ray_outcomes, summary = run_extract_on_ray(videos, out, options, shards, force=force, address=ray_address)
+    typer.echo(
+        f"{summary['videos']} videos in {shards} Ray shards: "
+        f"{sum(o['status'] == 'done' for o in ray_outcomes)} extracted, "
+        f"{sum(o['status'] == 'skipped' for o in ray_outcomes)} already done, {len(summary['failed'])} failed"
+    )
+    if summary["failed"]:
+        typer.echo(f"failed: {', '.join(summary['failed'])} (see {out / ERRORS_FILE})", err=True)
+        raise typer.Exit(1)
+
+
+def _extract_here(
+    videos: list[Path],
+    out: Path,
+    options,
+    shard: str | None,
+    workers: int,
+    force: bool,
+    progress: bool,
+) -> None:
+    """The local executor: a process pool here, with a progress bar; ``--shard`` keeps one shard."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from graph.extract import TaggerError, extract_many
+
     universe = videos
     spec = None
     if shard:
@@ -131,6 +183,7 @@ def extract(
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
     )
+    console = Console(stderr=True, highlight=False)
     with Progress(*columns, console=console, disable=not progress) as bar:
         task = bar.add_task("", total=len(videos))
 
@@ -149,6 +202,13 @@ def extract(
         from graph.extract.shards import write_manifest
 
         write_manifest(out, spec, universe, outcomes, options)
+    _summary(outcomes, out)
+
+
+def _summary(outcomes, out: Path) -> None:
+    """One line of counts; the failed videos on stderr, exit 1 when any failed."""
+    from graph.extract import ERRORS_FILE
+
     done = [o for o in outcomes if o.status == "done"]
     skipped = [o for o in outcomes if o.status == "skipped"]
     failed = [o for o in outcomes if o.status == "error"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from karma.cli import graph_options as go
 from karma.cli.errors import print_error
 from karma.cli.options import DEVICE_HELP, embed_device_option
 
@@ -53,69 +54,25 @@ def _load(graph_dir: Path) -> CausalGraph:
 
 @app.command("build")
 def build(
-    data: Path = typer.Option(
-        ...,
-        "--data",
-        help="Folder (or file) of *_qa.json and *_causal_features.json (feature files alone: karma "
-        "extract output, consecutive scenes are the transitions).",
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Graph folder to write (graph.json, parquet tables, GraphML)."
-    ),
-    exclude_videos: str = typer.Option(
-        "", "--exclude-videos", help="Comma-separated video ids to leave out (the ones you will evaluate on)."
-    ),
-    folds: int = typer.Option(0, "--folds", help="Split the videos into K folds by video (with --fold)."),
-    fold: int = typer.Option(-1, "--fold", help="0-based fold to leave out of the build (needs --folds)."),
-    fold_seed: int = typer.Option(0, "--fold-seed", help="Seed of the fold assignment."),
-    min_support: int = typer.Option(5, "--min-support", help="Minimum co-occurring transitions per edge."),
-    min_lift: float = typer.Option(1.2, "--min-lift", help="Minimum lift over the effect's base rate."),
-    min_precedence: float = typer.Option(
-        0.05,
-        "--min-precedence",
-        help="Minimum temporal precedence for 'causes' (part of the precedence test).",
-    ),
-    min_precedence_z: float = typer.Option(
-        3.0, "--min-precedence-z", help="Exact-test z the precedence needs for 'causes'."
-    ),
-    min_association_z: float = typer.Option(
-        3.0,
-        "--min-association-z",
-        help="Exact-test z the co-occurrence needs over the base rate for any edge.",
-    ),
-    min_reference_z: float = typer.Option(
-        3.0,
-        "--min-reference-z",
-        help="Exact-test z the co-occurrence needs over the effect's rate where the cause's variable did not move.",
-    ),
-    states: str = typer.Option(
-        "action,mode",
-        "--states",
-        help="Comma-separated variables whose state after the cut is an event (action, mode, mood; '' for none).",
-    ),
-    aggregate: str = typer.Option(
-        "action",
-        "--aggregate",
-        help="Comma-separated variables whose X->Y shifts are also pooled as *->Y (action, mood; '' for none).",
-    ),
-    threshold: list[str] = typer.Option(
-        [],
-        "--threshold",
-        help="VARIABLE=VALUE minimum |change| for an event (repeatable); default: data quantile.",
-    ),
-    threshold_quantile: float = typer.Option(
-        0.5, "--threshold-quantile", help="Quantile of |change| used for variables without --threshold."
-    ),
-    explanations: bool = typer.Option(
-        True, "--explanations/--no-explanations", help="Add text relations from question explanations."
-    ),
-    keep_undirected: bool = typer.Option(
-        False,
-        "--keep-undirected",
-        help="Emit associations that fail the precedence test as 'co_moves' edges (default: no edge; "
-        "they are listed in build_config['left_out_undirected']).",
-    ),
-    lenient: bool = typer.Option(False, "--lenient", help="Skip invalid questions instead of failing."),
+    data: go.DataOpt,
+    out: go.OutOpt,
+    exclude_videos: go.ExcludeVideosOpt = "",
+    folds: go.FoldsOpt = 0,
+    fold: go.FoldOpt = -1,
+    fold_seed: go.FoldSeedOpt = 0,
+    min_support: go.MinSupportOpt = 5,
+    min_lift: go.MinLiftOpt = 1.2,
+    min_precedence: go.MinPrecedenceOpt = 0.05,
+    min_precedence_z: go.MinPrecedenceZOpt = 3.0,
+    min_association_z: go.MinAssociationZOpt = 3.0,
+    min_reference_z: go.MinReferenceZOpt = 3.0,
+    states: go.StatesOpt = "action,mode",
+    aggregate: go.AggregateOpt = "action",
+    threshold: go.ThresholdOpt = None,
+    threshold_quantile: go.ThresholdQuantileOpt = 0.5,
+    explanations: go.ExplanationsOpt = True,
+    keep_undirected: go.KeepUndirectedOpt = False,
+    lenient: go.LenientOpt = False,
 ) -> None:
     """Build the causal knowledge graph from transitions and scene features.
 
@@ -127,35 +84,16 @@ def build(
     """
     import time
 
-    from graph.ckg import BuildConfig, build_graph, fold_exclusion
+    from graph.ckg import BuildConfig, build_graph
     from graph.io import save_graph
-    from karma.data import DataValidationError, load_dataset
 
     console = _console()
     started = time.perf_counter()
-    try:
-        with console.status(f"loading {data} ..."):
-            dataset = load_dataset(data, lenient=lenient)
-    except (FileNotFoundError, DataValidationError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
-    if not dataset.transitions and not dataset.features:
-        from karma.core.errors import InputError
-
-        raise InputError(
-            f"{data}: nothing to build a graph from (no *_qa.json or *_causal_features.json files)"
-        )
-    excluded = {v.strip() for v in exclude_videos.split(",") if v.strip()}
-    if folds or fold >= 0:
-        if folds < 2 or fold < 0:
-            raise typer.BadParameter("--folds K (K >= 2) and --fold I go together", param_hint="--fold")
-        excluded |= set(fold_exclusion(dataset.video_ids, folds, fold, fold_seed))
-    unknown = sorted(excluded - set(dataset.video_ids))
-    if unknown and not (folds or fold >= 0):
-        console.print(f"[yellow]warning:[/yellow] excluded videos not in the data: {', '.join(unknown[:10])}")
+    dataset = _build_dataset(data, lenient, console)
+    excluded = _excluded(dataset.video_ids, exclude_videos, folds, fold, fold_seed, console)
     try:
         config = BuildConfig(
-            thresholds=_parse_thresholds(threshold),
+            thresholds=_parse_thresholds(threshold or []),
             threshold_quantile=threshold_quantile,
             min_support=min_support,
             min_lift=min_lift,
@@ -178,6 +116,47 @@ def build(
         graph.build_config.update({"folds": folds, "fold": fold, "fold_seed": fold_seed})
     with console.status(f"writing {out} ..."):
         save_graph(graph, out)
+    _built(graph, len(excluded), time.perf_counter() - started, out, console)
+
+
+def _build_dataset(data: Path, lenient: bool, console: Console):
+    """The dataset to build from; exit 2 on bad or missing files, an InputError when it holds nothing."""
+    from karma.data import DataValidationError, load_dataset
+
+    try:
+        with console.status(f"loading {data} ..."):
+            dataset = load_dataset(data, lenient=lenient)
+    except (FileNotFoundError, DataValidationError) as exc:
+        print_error(f"{exc}")
+        raise typer.Exit(2) from exc
+    if not dataset.transitions and not dataset.features:
+        from karma.core.errors import InputError
+
+        raise InputError(
+            f"{data}: nothing to build a graph from (no *_qa.json or *_causal_features.json files)"
+        )
+    return dataset
+
+
+def _excluded(
+    video_ids: list[str], exclude_videos: str, folds: int, fold: int, fold_seed: int, console: Console
+) -> set[str]:
+    """The videos left out of the build: ``--exclude-videos`` and the ``--folds``/``--fold`` fold."""
+    from graph.ckg import fold_exclusion
+
+    excluded = {v.strip() for v in exclude_videos.split(",") if v.strip()}
+    if folds or fold >= 0:
+        if folds < 2 or fold < 0:
+            raise typer.BadParameter("--folds K (K >= 2) and --fold I go together", param_hint="--fold")
+        excluded |= set(fold_exclusion(video_ids, folds, fold, fold_seed))
+    unknown = sorted(excluded - set(video_ids))
+    if unknown and not (folds or fold >= 0):
+        console.print(f"[yellow]warning:[/yellow] excluded videos not in the data: {', '.join(unknown[:10])}")
+    return excluded
+
+
+def _built(graph: CausalGraph, n_excluded: int, seconds: float, out: Path, console: Console) -> None:
+    """What the build made: relation counts, the content hash, and the associations left out."""
     relations: dict[str, int] = {}
     for edge in graph.edges.values():
         relations[edge.relation] = relations.get(edge.relation, 0) + 1
@@ -188,7 +167,7 @@ def build(
         )
     console.print(
         f"built from {graph.build_config['n_transitions']} transitions of {graph.build_config['n_videos']} videos "
-        f"({len(excluded)} excluded) in {time.perf_counter() - started:.1f} s: {len(graph.nodes)} nodes, "
+        f"({n_excluded} excluded) in {seconds:.1f} s: {len(graph.nodes)} nodes, "
         f"edges {dict(sorted(relations.items()))}; content hash {graph.content_hash()} -> {out}"
     )
     left_out = graph.build_config.get("left_out_undirected") or []

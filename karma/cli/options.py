@@ -6,7 +6,7 @@ becomes typer's usage error naming the flag.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -45,6 +45,15 @@ def embed_device_option(value: str | None) -> str | None:
         return embed_device(value)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--device") from None
+
+
+DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]
+"""``--device`` as an ``Annotated`` option (karma ask, eval, retrieve)."""
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."),
+]
+"""``--ray-address`` of karma eval and extract."""
 
 
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:

@@ -6,10 +6,14 @@ Only parsing and delegation: the work lives in ``retrieval``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from karma.cli.options import DEVICE_HELP, embed_device_option, output_format, retriever_help
+from karma.cli.options import DeviceOpt, output_format, retriever_help
+
+if TYPE_CHECKING:
+    from retrieval import RetrievalQuery
 
 STYLES = ("lines", "table", "json")
 
@@ -19,48 +23,84 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def retrieve(
-    graph_dir: Path = typer.Option(
-        ...,
+GraphOpt = Annotated[
+    Path,
+    typer.Option(
         "--graph",
         help="Graph folder or file (karma graph build --out); read only: the hybrid index is cached by "
         "graph hash under karma's cache root.",
     ),
-    question: str = typer.Option(
-        "", "--question", help="Question text (or take it from --qa with --transition/--question-index)."
+]
+QuestionOpt = Annotated[
+    str,
+    typer.Option(
+        "--question", help="Question text (or take it from --qa with --transition/--question-index)."
     ),
-    qa: Path | None = typer.Option(None, "--qa", help="A <video>_qa.json file to take the question from."),
-    transition: int = typer.Option(0, "--transition", help="0-based transition position in the QA file."),
-    question_index: int = typer.Option(
-        0, "--question-index", help="0-based question position in the transition."
-    ),
-    features: Path | None = typer.Option(
-        None,
+]
+QaOpt = Annotated[Path | None, typer.Option("--qa", help="A <video>_qa.json file to take the question from.")]
+TransitionOpt = Annotated[
+    int, typer.Option("--transition", help="0-based transition position in the QA file.")
+]
+QuestionIndexOpt = Annotated[
+    int, typer.Option("--question-index", help="0-based question position in the transition.")
+]
+FeaturesOpt = Annotated[
+    Path | None,
+    typer.Option(
         "--features",
         help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
     ),
-    retriever: str = typer.Option("hybrid", "--retriever", help=retriever_help()),
-    k: int = typer.Option(10, "--k", min=1, help="Number of facts."),
-    budget_tokens: int = typer.Option(
-        0, "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
+]
+RetrieverOpt = Annotated[str, typer.Option("--retriever", help=retriever_help())]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Number of facts.")]
+BudgetTokensOpt = Annotated[
+    int,
+    typer.Option(
+        "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
     ),
-    style: str = typer.Option("lines", "--style", help="Text output: lines, or table (GraphRAG-style)."),
-    fmt: str = typer.Option("text", "--format", help="Output: text (see --style) or json."),
-    embed_model: str | None = typer.Option(
-        None, "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
+]
+StyleOpt = Annotated[str, typer.Option("--style", help="Text output: lines, or table (GraphRAG-style).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="Output: text (see --style) or json.")]
+EmbedModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
     ),
-    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
-    strict_split: bool = typer.Option(
-        False,
+]
+StrictSplitOpt = Annotated[
+    bool,
+    typer.Option(
         "--strict-split",
         help="Refuse when the question's video was not excluded from the graph build.",
     ),
-    recall: Path | None = typer.Option(
-        None,
+]
+RecallOpt = Annotated[
+    Path | None,
+    typer.Option(
         "--recall",
         help="A karma synth world folder: print recall@k of hybrid, keyword and paths on all its questions.",
     ),
-    ks: str = typer.Option("1,3,5,10", "--ks", help="Cut-offs for --recall, comma-separated."),
+]
+KsOpt = Annotated[str, typer.Option("--ks", help="Cut-offs for --recall, comma-separated.")]
+
+
+def retrieve(
+    graph_dir: GraphOpt,
+    question: QuestionOpt = "",
+    qa: QaOpt = None,
+    transition: TransitionOpt = 0,
+    question_index: QuestionIndexOpt = 0,
+    features: FeaturesOpt = None,
+    retriever: RetrieverOpt = "hybrid",
+    k: KOpt = 10,
+    budget_tokens: BudgetTokensOpt = 0,
+    style: StyleOpt = "lines",
+    fmt: FormatOpt = "text",
+    embed_model: EmbedModelOpt = None,
+    device: DeviceOpt = None,
+    strict_split: StrictSplitOpt = False,
+    recall: RecallOpt = None,
+    ks: KsOpt = "1,3,5,10",
 ) -> None:
     """Print the ranked facts a retriever returns for a question, with their scores and statistics.
 
@@ -85,23 +125,36 @@ def retrieve(
     config: dict[str, object] = {"model": embed_model} if embed_model else {}
     if device:
         config["device"] = device
-
     if recall is not None:
-        from retrieval.session import world_recall
-
-        try:
-            cutoffs = sorted({int(value) for value in ks.split(",") if value.strip()})
-        except ValueError:
-            raise _fail(f"--ks must be comma-separated integers, got {ks!r}") from None
-        try:
-            report = world_recall(recall, graph_dir, ks=cutoffs, **config)
-        except (FileNotFoundError, ValueError) as exc:
-            raise _fail(str(exc)) from exc
-        typer.echo(report.to_text())
+        _print_recall(recall, graph_dir, ks, config)
         return
+    query = _query(question, qa, transition, question_index, features, graph)
+    settings = dict(config) if retriever in ("hybrid", "neo4j-hybrid") else {}
+    if strict_split:
+        settings["strict_split"] = True
+    _print_facts(retriever, graph, settings, query, k, style, budget_tokens)
 
-    from retrieval import RetrievalQuery, get_retriever, serialize_facts
-    from retrieval.leakage import SplitLeakageError
+
+def _print_recall(recall: Path, graph_dir: Path, ks: str, config: dict[str, object]) -> None:
+    """``--recall``: recall@k of every retriever on a synthetic world's questions."""
+    from retrieval.session import world_recall
+
+    try:
+        cutoffs = sorted({int(value) for value in ks.split(",") if value.strip()})
+    except ValueError:
+        raise _fail(f"--ks must be comma-separated integers, got {ks!r}") from None
+    try:
+        report = world_recall(recall, graph_dir, ks=cutoffs, **config)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(report.to_text())
+
+
+def _query(
+    question: str, qa: Path | None, transition: int, question_index: int, features: Path | None, graph
+) -> RetrievalQuery:
+    """The question given, or the one a QA file holds (with the transition's observed changes)."""
+    from retrieval import RetrievalQuery
 
     if qa is not None:
         from retrieval.session import query_from_files
@@ -112,14 +165,25 @@ def retrieve(
             raise _fail(str(exc)) from exc
         if question:
             query = query.model_copy(update={"question": question})
-    elif question:
-        query = RetrievalQuery(question=question)
-    else:
-        raise _fail("give --question, or --qa with --transition and --question-index")
+        return query
+    if question:
+        return RetrievalQuery(question=question)
+    raise _fail("give --question, or --qa with --transition and --question-index")
 
-    settings = dict(config) if retriever in ("hybrid", "neo4j-hybrid") else {}
-    if strict_split:
-        settings["strict_split"] = True
+
+def _print_facts(
+    retriever: str,
+    graph,
+    settings: dict[str, object],
+    query: RetrievalQuery,
+    k: int,
+    style: str,
+    budget_tokens: int,
+) -> None:
+    """Retrieve and print the ranked facts (lines, a table or JSON)."""
+    from retrieval import get_retriever, serialize_facts
+    from retrieval.leakage import SplitLeakageError
+
     try:
         chosen = get_retriever(retriever, graph, **settings)  # the graph loaded above, not read again
         result = chosen.retrieve(query, k=k)

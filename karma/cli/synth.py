@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -26,35 +27,53 @@ def _scene_seconds(value: str) -> tuple[float, float]:
     return lo, hi
 
 
-def synth(
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; files are overwritten)."),
-    world: Path | None = typer.Option(
-        None,
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder (created; files are overwritten).")]
+WorldOpt = Annotated[
+    Path | None,
+    typer.Option(
         "--world",
         "-w",
         help="World config (YAML or JSON).",
         show_default="data/worlds/default.yaml",
     ),
-    videos: int | None = typer.Option(
-        None,
+]
+VideosOpt = Annotated[
+    int | None,
+    typer.Option(
         "--videos",
         "-n",
         min=1,
         help=f"Number of videos (default: the world's count; {MEDIA_DEFAULT_VIDEOS} with --media).",
     ),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed (same seed -> identical files)."),
-    media: bool = typer.Option(
-        False, "--media", help="Also render mp4 scene clips with audio and one full video per id."
-    ),
-    width: int = typer.Option(320, "--width", min=32, help="Media frame width in pixels."),
-    height: int = typer.Option(180, "--height", min=32, help="Media frame height in pixels."),
-    fps: int = typer.Option(24, "--fps", min=1, max=120, help="Media frames per second."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Processes rendering media in parallel."),
-    scene_seconds: str | None = typer.Option(
-        None,
+]
+SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed -> identical files).")]
+MediaOpt = Annotated[
+    bool, typer.Option("--media", help="Also render mp4 scene clips with audio and one full video per id.")
+]
+WidthOpt = Annotated[int, typer.Option("--width", min=32, help="Media frame width in pixels.")]
+HeightOpt = Annotated[int, typer.Option("--height", min=32, help="Media frame height in pixels.")]
+FpsOpt = Annotated[int, typer.Option("--fps", min=1, max=120, help="Media frames per second.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Processes rendering media in parallel.")]
+SceneSecondsOpt = Annotated[
+    str | None,
+    typer.Option(
         "--scene-seconds",
         help="Scene duration, SECONDS or MIN-MAX (overrides the world's scene_seconds).",
     ),
+]
+
+
+def synth(
+    out: OutOpt,
+    world: WorldOpt = None,
+    videos: VideosOpt = None,
+    seed: SeedOpt = 0,
+    media: MediaOpt = False,
+    width: WidthOpt = 320,
+    height: HeightOpt = 180,
+    fps: FpsOpt = 24,
+    jobs: JobsOpt = 1,
+    scene_seconds: SceneSecondsOpt = None,
 ) -> None:
     """Generate a synthetic Karma-MV world whose causal rules are known.
 
@@ -68,11 +87,30 @@ def synth(
     videos with hard cuts (videos/<video_id>.mp4). See docs/synth.md.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from karma.synth import WorldConfigError, WorldTooQuietError, generate, load_world
 
     console = Console(stderr=True)
+    config = _world_config(world, scene_seconds)
+    if videos is None and media:
+        videos = MEDIA_DEFAULT_VIDEOS
+    media_options = None
+    if media:
+        from karma.synth.media import MediaOptions
+
+        media_options = MediaOptions(width=width, height=height, fps=fps, seed=seed)
+    summary = _generate(config, out, videos, seed, media_options, jobs, console)
+    console.print(
+        f"world [bold]{summary.world}[/bold] seed {summary.seed}: {summary.videos} videos, "
+        f"{summary.transitions} transitions, {summary.questions} questions, "
+        f"{summary.causal_edges} true causal edges"
+        + (f", {summary.media_files} mp4 files" if media else "")
+        + f" in {summary.seconds:.1f} s -> {summary.out_dir}"
+    )
+
+
+def _world_config(world: Path | None, scene_seconds: str | None):
+    """The world config (exit 2 when it is invalid), with ``--scene-seconds`` applied."""
+    from karma.synth import WorldConfigError, load_world
+
     try:
         config = load_world(world or project_file(*DEFAULT_WORLD))
     except WorldConfigError as exc:
@@ -83,13 +121,14 @@ def synth(
         config = config.model_copy(
             update={"scene_seconds": config.scene_seconds.model_copy(update={"min": low, "max": high})}
         )
-    if videos is None and media:
-        videos = MEDIA_DEFAULT_VIDEOS
-    media_options = None
-    if media:
-        from karma.synth.media import MediaOptions
+    return config
 
-        media_options = MediaOptions(width=width, height=height, fps=fps, seed=seed)
+
+def _generate(config, out: Path, videos: int | None, seed: int, media_options, jobs: int, console):
+    """Generate the world with a progress bar per stage; exit 1 when it cannot."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from karma.synth import WorldTooQuietError, generate
 
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -108,22 +147,16 @@ def synth(
             progress.update(tasks[stage], completed=done)
 
         try:
-            summary = generate(
+            return generate(
                 config,
                 out,
                 videos=videos,
                 seed=seed,
-                media=media,
+                media=media_options is not None,
                 media_options=media_options,
                 progress=report,
+                jobs=jobs,
             )
         except (ValueError, WorldTooQuietError) as exc:
             print_error(f"{exc}")
             raise typer.Exit(1) from exc
-    console.print(
-        f"world [bold]{summary.world}[/bold] seed {summary.seed}: {summary.videos} videos, "
-        f"{summary.transitions} transitions, {summary.questions} questions, "
-        f"{summary.causal_edges} true causal edges"
-        + (f", {summary.media_files} mp4 files" if media else "")
-        + f" in {summary.seconds:.1f} s -> {summary.out_dir}"
-    )
