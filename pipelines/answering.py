@@ -181,12 +181,12 @@ class GraphContext:
         self.budget_tokens = budget_tokens
         self.style = style
         self.links = links
-        self.skip_relations: frozenset[str] = frozenset() if concept_facts else CONCEPT_RELATIONS
-        """Relations never shown to the model: concept links (``instance_of``, "brightness increases
-        is a brightness") unless ``concept_facts``; the next-ranked facts take their places."""
         """``options``: each fact line names the option it speaks of, read by the graph reader
         (``pipelines.backends.ckg_reader.GraphReader.links``: the retrieval embedding model, never a
         phrase list); ``none``: plain lines."""
+        self.skip_relations: frozenset[str] = frozenset() if concept_facts else CONCEPT_RELATIONS
+        """Relations never shown to the model: concept links (``instance_of``, "brightness increases
+        is a brightness") unless ``concept_facts``; the next-ranked facts take their places."""
         self._reader = None
         self.count_tokens = None
         """Counts the block's budget in the answering model's tokens when set (a backend's
