@@ -40,7 +40,8 @@ def true_fact_rank(fact_ids: list[str], causes: list[str], effect: str) -> int |
 def _truth(path: Path | None) -> dict[str, dict]:
     if path is None:
         return {}
-    return {r["question_id"]: r for r in map(json.loads, path.read_text().splitlines()) if r}
+    records = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {r["question_id"]: r for r in records}
 
 
 def _rank_label(rank: int | None) -> str:

@@ -12,7 +12,7 @@ import typer
 
 from karma.cli import graph_options as go
 from karma.cli.errors import print_error
-from karma.cli.options import DEVICE_HELP, embed_device_option
+from karma.cli.options import DeviceOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -191,7 +191,7 @@ def stats(
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="Embedding model of the index to report (default: packaged MiniLM)."
     ),
-    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
+    device: DeviceOpt = None,
 ) -> None:
     """Counts of nodes and edges by kind, the thresholds used, the strongest causes edges, and the
     cached retrieval index: its build time and memory."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from karma.cli.errors import print_error
-from karma.cli.options import DEVICE_HELP, embed_device_option
+from karma.cli.options import DeviceOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -201,7 +201,7 @@ def push(
     embed_model: str | None = typer.Option(
         None, "--embed-model", help="Embedding model for --embeddings (default: packaged MiniLM)."
     ),
-    device: str | None = typer.Option(None, "--device", help=DEVICE_HELP, callback=embed_device_option),
+    device: DeviceOpt = None,
 ) -> None:
     """Push a graph into Neo4j (idempotent: the database ends up holding exactly this graph).
 

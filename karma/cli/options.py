@@ -48,7 +48,7 @@ def embed_device_option(value: str | None) -> str | None:
 
 
 DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]
-"""``--device`` as an ``Annotated`` option (karma ask, eval, retrieve)."""
+"""``--device`` as an ``Annotated`` option (karma ask, eval, retrieve, graph stats, neo4j push)."""
 RayAddressOpt = Annotated[
     str | None,
     typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."),
