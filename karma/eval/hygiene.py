@@ -2,8 +2,11 @@
 by accident.
 
 * ``ErrorGuard`` counts this call's answered requests and their backend errors. Once
-  ``MIN_JUDGED`` requests are back, an error rate above
-  ``max_error_rate`` stops the run with :class:`ErrorRateExceeded` (exit 1), naming the first errors.
+  ``MIN_JUDGED`` requests are back, an error rate above ``max_error_rate`` stops the run with
+  :class:`ErrorRateExceeded` (exit 1), naming the first errors. The rate is judged twice: over the
+  whole call, and over the last ``ERROR_WINDOW`` requests, because a server that dies after 2,000
+  good answers would otherwise be noticed only after 500 more failures (the window notices it
+  after ``max_error_rate * ERROR_WINDOW`` + 1, 11 at the defaults).
   The records already written stay; failed ones are retried by the next run with the same command,
   so a run resumed after the backend is fixed completes. ``max_error_rate=1`` never stops.
 * ``check_graphs`` refuses (exit 2) a run whose graph-on arm would retrieve from a graph without
@@ -16,6 +19,7 @@ Both facts are written to ``RUN_DIR/hygiene.json`` and shown by ``karma report``
 from __future__ import annotations
 
 import json
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,8 @@ DEFAULT_MAX_ERROR_RATE = 0.2
 backend or server, not a hard question."""
 MIN_JUDGED = 10
 """Answered requests needed before the rate is judged (the rate of a handful means little)."""
+ERROR_WINDOW = 50
+"""Requests in the sliding window of the error-rate stop (the last N answered, cache hits left out)."""
 FIRST_ERRORS = 3
 """Errors quoted in the stop message."""
 HYGIENE_FILE = "hygiene.json"
@@ -39,32 +45,45 @@ class EmptyGraphError(InputError):
     """The graph-on arm would answer from a graph without edges."""
 
 
-def read_hygiene(run_dir: str | Path) -> dict[str, Any]:
+def read_hygiene(run_dir: str | Path, record: str = HYGIENE_FILE) -> dict[str, Any]:
     """``RUN_DIR/hygiene.json``, or an empty record for runs written before it existed."""
-    path = Path(run_dir) / HYGIENE_FILE
+    path = Path(run_dir) / record
     if not path.is_file():
         return {}
     return json.loads(path.read_text())
 
 
-def _write(run_dir: Path, payload: dict[str, Any]) -> None:
+def _write(run_dir: Path, payload: dict[str, Any], record: str = HYGIENE_FILE) -> None:
     from karma.core.atomic import atomic_write_text
 
-    atomic_write_text(run_dir / HYGIENE_FILE, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(run_dir / record, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 class ErrorGuard:
     """Counts backend errors of one ``run_evaluation`` call and stops it past the limit."""
 
-    def __init__(self, run_dir: str | Path, max_error_rate: float = DEFAULT_MAX_ERROR_RATE):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+        *,
+        window: int = ERROR_WINDOW,
+        record: str = HYGIENE_FILE,
+        stale: tuple[str, ...] = ("results.json",),
+    ):
+        """``record``: the file (in ``run_dir``) the guard's state goes to; ``stale``: files a stop
+        removes because they would describe an earlier call (a judge or qa pass names its own)."""
         if not 0.0 <= max_error_rate <= 1.0:
             raise InputError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
         self.run_dir = Path(run_dir)
         self.max_error_rate = max_error_rate
         self.answered = 0
         self.errors = 0
+        self.window: deque[bool] = deque(maxlen=max(1, int(window)))
         self.first: list[str] = []
-        self.state = read_hygiene(self.run_dir)
+        self.record = record
+        self.stale = stale
+        self.state = read_hygiene(self.run_dir, record)
         previous = self.state.pop("stopped", None)
         if previous:
             self.state.setdefault("earlier_stops", []).append(previous)
@@ -82,6 +101,7 @@ class ErrorGuard:
         if cached:
             return
         self.answered += 1
+        self.window.append(error is not None)
         if error is not None:
             self.errors += 1
             if len(self.first) < FIRST_ERRORS:
@@ -93,24 +113,36 @@ class ErrorGuard:
         """Record that this call completed (a call with fewer than ``MIN_JUDGED`` requests is never
         stopped; its backend errors still make ``karma eval`` exit non-zero)."""
         self.state["last_call"] = {"answered": self.answered, "backend_errors": self.errors}
-        _write(self.run_dir, self.state)
+        _write(self.run_dir, self.state, self.record)
 
     def _judge(self) -> None:
-        if self.max_error_rate >= 1.0 or self.errors <= self.max_error_rate * self.answered:
+        if self.max_error_rate >= 1.0:
+            return
+        recent = sum(self.window)
+        whole = self.errors > self.max_error_rate * self.answered
+        windowed = len(self.window) == self.window.maxlen and recent > self.max_error_rate * len(self.window)
+        if not (whole or windowed):
             return
         stop = {
             "answered": self.answered,
             "backend_errors": self.errors,
             "max_error_rate": self.max_error_rate,
+            "window": {"requests": len(self.window), "backend_errors": recent},
             "first_errors": self.first,
         }
         self.state["stopped"] = stop
-        _write(self.run_dir, self.state)
+        _write(self.run_dir, self.state, self.record)
         # results.json would describe an earlier call: drop it so `karma report` recomputes it from
         # every record written so far.
-        (self.run_dir / "results.json").unlink(missing_ok=True)
+        for name in self.stale:
+            (self.run_dir / name).unlink(missing_ok=True)
+        where = (
+            f"{self.errors} of {self.answered} requests"
+            if whole
+            else f"{recent} of the last {len(self.window)} requests ({self.errors} of {self.answered} in all)"
+        )
         raise ErrorRateExceeded(
-            f"stopped: {self.errors} of {self.answered} requests failed in the backend "
+            f"stopped: {where} failed in the backend "
             f"(over --max-error-rate {self.max_error_rate:g}); first errors: "
             + " | ".join(self.first)
             + f". Fix the backend and rerun the same command: {self.run_dir} resumes and retries the "
