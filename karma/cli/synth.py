@@ -61,6 +61,15 @@ SceneSecondsOpt = Annotated[
         help="Scene duration, SECONDS or MIN-MAX (overrides the world's scene_seconds).",
     ),
 ]
+WordingOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--wording",
+        help="templated (event titles, fixed question templates) or free (every question and option "
+        "worded afresh from a paraphrase grammar; docs/synth.md). Default: the world's wording.",
+        show_default="the world's",
+    ),
+]
 
 
 def synth(
@@ -74,6 +83,7 @@ def synth(
     fps: FpsOpt = 24,
     jobs: JobsOpt = 1,
     scene_seconds: SceneSecondsOpt = None,
+    wording: WordingOpt = None,
 ) -> None:
     """Generate a synthetic Karma-MV world whose causal rules are known.
 
@@ -90,6 +100,11 @@ def synth(
 
     console = Console(stderr=True)
     config = _world_config(world, scene_seconds)
+    if wording is not None:
+        if wording not in ("templated", "free"):
+            print_error(f"--wording: expected templated or free, got {wording!r}")
+            raise typer.Exit(2)
+        config = config.model_copy(update={"wording": wording})
     if videos is None and media:
         videos = MEDIA_DEFAULT_VIDEOS
     media_options = None

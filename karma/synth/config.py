@@ -19,7 +19,7 @@ from karma.core import events as ev
 
 # Visual variables the generator simulates directly; visual_intensity is derived from them.
 SIMULATED_VISUAL = ("brightness", "saturation", "contrast", "motion")
-# Musical numeric variables the generator can simulate (keys of the feature file in karma.records).
+# Musical numeric variables the generator can simulate (keys of the feature file in karma.core.records).
 SIMULATED_MUSIC = ("loudness", "tempo", "valence", "arousal")
 REQUIRED_VISUAL = SIMULATED_VISUAL
 REQUIRED_MUSIC = ("loudness",)
@@ -345,6 +345,12 @@ class WorldConfig(_Strict):
     ``visual:action:*->{label}``, ``visual:object:appears:{label}``. Events without a text keep their
     title."""
 
+    wording: Literal["templated", "free"] = "templated"
+    """How questions and options are worded. ``templated``: options are event titles (or
+    ``option_texts``) and questions come from three fixed templates per form; ``free``: every question
+    and option is worded afresh from a paraphrase grammar (``karma.synth.wording``), and the
+    distractors include the opposite change of the answer (docs/synth.md, "Family settings")."""
+
     @property
     def action_form(self) -> str:
         """``target`` when the world's action rules name their cause as "shift to X from any action"."""
@@ -480,6 +486,8 @@ def dump_world(world: WorldConfig) -> dict[str, object]:
     for name in ("feature_keys", "option_texts"):
         if not data[name]:
             del data[name]
+    if data["wording"] == "templated":
+        del data["wording"]
     return data
 
 

@@ -33,6 +33,7 @@ from karma.synth.dynamics import Simulation, simulate
 from karma.synth.questions import Cut, QuestionMaker
 from karma.synth.truth import GroundTruth, build_ground_truth, music_event, visual_event
 from karma.synth.truth_rules import rules_json
+from karma.synth.wording import Phraser
 
 GENERATOR_VERSION = 1
 # Change events of the derived Total_Visual_Intensity use this threshold (its units: see definitions.py).
@@ -124,7 +125,8 @@ def generate(
         raise ValueError(f"videos must be at least 1, got {n_videos}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = np.random.SeedSequence(seed).spawn(4)
+    # Child 4 words free-worded questions; spawning more children leaves the first four as they were.
+    seeds = np.random.SeedSequence(seed).spawn(5)
     world = resolve_world(world, np.random.default_rng(seeds[3]))
     sim = simulate(world, n_videos, np.random.default_rng(seeds[0]))
     stages = {"simulate": time.perf_counter() - started}
@@ -132,6 +134,8 @@ def generate(
     py_rng = random.Random(int(seeds[1].generate_state(1)[0]))
     video_ids = _video_ids(n_videos, random.Random(int(seeds[2].generate_state(1)[0])))
     maker = _question_maker(world, truth, py_rng)
+    if world.wording == "free":
+        maker.phraser = Phraser(random.Random(int(seeds[4].generate_state(1)[0])))
     _clear_stale(out, set(video_ids))
     # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
     atomic_write_text(out / "world.json", json.dumps(_world_json(world, seed, n_videos), indent=1))

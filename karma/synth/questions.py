@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from karma.core.events import parse_event_id
 from karma.core.records import OPTION_LETTERS
 from karma.synth.truth import GroundTruth, visual_event
+from karma.synth.wording import Phraser, opposite_event
 
 ASSOCIATION = "association"
 """Kind of a truth edge that is a known link but not a rule: kept out of every distractor pool, never an
@@ -149,6 +150,9 @@ class QuestionMaker:
     """Balance answer letters within each question type and over the whole set at once (not by blocks
     of four over the whole set): a small set (``karma qa make`` on a few videos) stays balanced type by
     type."""
+    phraser: Phraser | None = None
+    """Free wording (``wording: free``, :mod:`karma.synth.wording`): options and question texts worded
+    afresh per question, the opposite change among the distractors. None: titles and fixed templates."""
     _titles: dict[str, str] = field(default_factory=dict)
     _letters: list[str] = field(default_factory=list)
     _type_counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -222,6 +226,8 @@ class QuestionMaker:
                 break
         if len(pool) < 3:
             raise ValueError(f"not enough distractors for {answer!r} (pool {pool})")
+        if self.phraser is not None:
+            return self._free_options(kind, answer, pool, traps, ordered=ordered)
         rng = self.rng
         titles = self._titles  # every pool entry was cached by the loop above
         size = {e: len(titles[e]) for e in pool}
@@ -265,6 +271,93 @@ class QuestionMaker:
         options = {x: titles[e] for x, e in option_events.items()}
         return options, option_events, letter
 
+    def _free_options(
+        self, kind: str, answer: str, pool: list[str], traps: list[str], *, ordered: bool
+    ) -> tuple[dict[str, str], dict[str, str], str]:
+        """Free wording: the opposite change first (when it is a valid distractor), then traps, then the
+        rest of the pool; every option worded afresh. The answer's wording is drawn so that it is the
+        strictly longest option in about 25 % of the questions of each kind (error diffusion)."""
+        rng, phraser = self.rng, self.phraser
+        assert phraser is not None
+        chosen: list[str] = []
+        opposite = opposite_event(answer)
+        if opposite is not None and opposite in pool:
+            chosen.append(opposite)
+        trap_pool = [t for t in traps if t in pool and t not in chosen]
+        if not ordered:
+            rng.shuffle(trap_pool)
+        taken = 0
+        for trap in trap_pool:
+            if taken >= self.max_traps or len(chosen) >= 3:
+                break
+            if rng.random() < self.trap_probability:
+                chosen.append(trap)
+                taken += 1
+        rest = [e for e in pool if e not in chosen]
+        chosen += rng.sample(rest, 3 - len(chosen))
+        texts: dict[str, str] = {}
+        for event_id in chosen:
+            text = phraser.option(event_id)
+            for _ in range(10):
+                if text not in texts.values():
+                    break
+                text = phraser.option(event_id)
+            texts[event_id] = text
+        steer = self._steer.setdefault(kind, _LengthSteer())
+        want_longest = rng.random() < 0.25 * (steer.asked + 1) - steer.longest
+        top = max(len(t) for t in texts.values())
+        drafts = [phraser.option(answer) for _ in range(6)]
+        drafts = [t for t in drafts if t not in texts.values()] or drafts
+        fitting = [t for t in drafts if (len(t) > top) == want_longest]
+        answer_text = (fitting or drafts)[0]
+        lengths = [len(t) for t in texts.values()]
+        if len(answer_text) > top:
+            steer.longest += 1.0
+        elif len(answer_text) == top:
+            steer.longest += 1.0 / (1 + lengths.count(top))
+        steer.asked += 1
+        letter = self._next_letter(kind)
+        rng.shuffle(chosen)
+        others = iter(chosen)
+        option_events = {x: (answer if x == letter else next(others)) for x in OPTION_LETTERS}
+        options = {x: (answer_text if x == letter else texts[e]) for x, e in option_events.items()}
+        return options, option_events, letter
+
+    def _free_visual(self, event_id: str, cut: Cut) -> str:
+        """Free wording of a visual change that happened, with its numbers half of the time."""
+        assert self.phraser is not None
+        text = self.phraser.clause(event_id, action_before=cut.action_before)
+        if event_id.split(":")[1] in cut.visual_before and self.rng.random() < 0.5:
+            text += f" ({self.describe_visual(event_id, cut)})"
+        return text
+
+    def _free_music(self, event_id: str, cut: Cut) -> str:
+        """Free wording of a musical change that happened, with its numbers half of the time."""
+        assert self.phraser is not None
+        text = self.phraser.clause(event_id)
+        if self.rng.random() < 0.5:
+            text += f" ({self.describe_music(event_id, cut)})"
+        return text
+
+    def _free_happened(self, cause: str, cut: Cut, happened: str) -> str:
+        """Free wording of what the counterfactual's variable really did across the cut."""
+        phraser = self.phraser
+        assert phraser is not None
+        _, variable, _ = cause.split(":", 2)
+        if variable in cut.visual_before:
+            moved = [e for e in cut.visual_events if e.split(":")[1] == variable]
+            text = phraser.clause(moved[0]) if moved else phraser.stays(variable)
+        elif variable == "action":
+            if cut.action_after == cut.action_before:
+                text = f"the performer keeps {cut.action_before}"
+            else:
+                text = phraser.clause(f"visual:action:{cut.action_before}->{cut.action_after}")
+        else:
+            text = f"there is no {cause.rsplit(':', 1)[1]} in view"
+        if self.rng.random() < 0.5:
+            text += f" ({happened})"
+        return text
+
     # -- the three questions ----------------------------------------------------------------------
     def make(self, cut: Cut, *, require_counterfactual: bool = True) -> list[DraftQuestion]:
         """Evidential, predictive and counterfactual questions of ``cut`` (whose ``fired`` is not empty).
@@ -296,7 +389,10 @@ class QuestionMaker:
         traps = [e for e in cut.music_events if e not in excluded]
         options, option_events, letter = self._options("evidential-ce", effect, [pool], traps)
         seen = self.describe_visual(cause, cut)
-        text = self.rng.choice(TEMPLATES["cause_to_effect"]).format(seen=seen)
+        if self.phraser is not None:
+            text = self.phraser.question("cause_to_effect", seen=self._free_visual(cause, cut))
+        else:
+            text = self.rng.choice(TEMPLATES["cause_to_effect"]).format(seen=seen)
         explanation = (
             f"{_cap(seen)} ({self.title(cause)}). {_cap(self.where)} {self.title(cause)} causes "
             f"{self.title(effect)} (rule strength {self._strength(cause, effect):.2f}), and the current scene "
@@ -326,7 +422,10 @@ class QuestionMaker:
         pool += [e for e in traps if e not in pool]
         options, option_events, letter = self._options("evidential-ec", cause, [pool], traps, ordered=True)
         heard = self.describe_music(effect, cut)
-        text = self.rng.choice(TEMPLATES["effect_to_cause"]).format(heard=heard)
+        if self.phraser is not None:
+            text = self.phraser.question("effect_to_cause", heard=self._free_music(effect, cut))
+        else:
+            text = self.rng.choice(TEMPLATES["effect_to_cause"]).format(heard=heard)
         explanation = (
             f"{_cap(heard)} ({self.title(effect)}). Of the options only {self.title(cause)} causes "
             f"{self.title(effect)} {self.where} (rule strength {self._strength(cause, effect):.2f}), and it "
@@ -348,7 +447,10 @@ class QuestionMaker:
         traps = [e for e in cut.music_events if e not in strict]
         options, option_events, letter = self._options("predictive", effect, pools, traps)
         seen = self.describe_visual(cause, cut)
-        text = self.rng.choice(TEMPLATES["predictive"]).format(seen=seen)
+        if self.phraser is not None:
+            text = self.phraser.question("predictive", seen=self._free_visual(cause, cut))
+        else:
+            text = self.rng.choice(TEMPLATES["predictive"]).format(seen=seen)
         explanation = (
             f"{_cap(seen)} ({self.title(cause)}), which {self.where} causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The hidden audio indeed shows it: "
@@ -450,7 +552,14 @@ class QuestionMaker:
         ]
         traps = [e for e in cut.music_events if e not in strict]
         options, option_events, letter = self._options("counterfactual", effect, pools, traps)
-        text = self.rng.choice(TEMPLATES["counterfactual"]).format(happened=happened, instead=instead)
+        if self.phraser is not None:
+            text = self.phraser.question(
+                "counterfactual",
+                happened=self._free_happened(cause, cut, happened),
+                instead=self.phraser.clause(cause, action_before=cut.action_before),
+            )
+        else:
+            text = self.rng.choice(TEMPLATES["counterfactual"]).format(happened=happened, instead=instead)
         explanation = (
             f"The alternative would be {self.title(cause)}, which {self.where} causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The other options are not effects of that change."
