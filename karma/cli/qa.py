@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from karma.cli.eval_options import BackendOpt, BackendOptOpt
+from karma.cli.eval_options import BackendOpt, BackendOptOpt, MaxErrorRateOpt
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -94,12 +94,15 @@ def verify(
     backend: BackendOpt = "llamacpp",
     backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Verify only the first N questions."),
+    max_error_rate: MaxErrorRateOpt = 0.2,
 ) -> None:
     """Answer every question from its explanation with a model; drop and list the ones it gets wrong.
 
     Resumable (verdicts are appended to OUT/verify.jsonl as they come; a rerun, also after kill -9,
-    skips what is there) and cached (OUT/responses.sqlite). OUT/verify.json records the model, the
-    prompt hash and every drop; OUT holds the kept questions as a complete folder. See docs/real-data.md.
+    skips what is there) and cached (OUT/responses.sqlite). A request that fails in the backend is
+    recorded as an error, not a drop: exit 1 while any is left, and a rerun asks exactly those again.
+    OUT is locked (a second run on it: exit 2). OUT/verify.json records the model, the prompt hash and
+    every drop; OUT holds the kept questions as a complete folder. See docs/real-data.md.
     """
     from rich.console import Console
 
@@ -112,6 +115,7 @@ def verify(
         backend=backend,
         backend_options=key_values(backend_opt or [], "--backend-opt"),
         limit=limit,
+        max_error_rate=max_error_rate,
     )
     summary = verify_qa(config)
     Console(stderr=True, highlight=False).print(
@@ -134,12 +138,14 @@ def paraphrase(
         0.30, "--max-bias", min=0.0, max=1.0, help="Refuse a result where a no-model baseline beats this."
     ),
     allow_bias: bool = typer.Option(False, "--allow-bias", help="Write the result anyway (recorded)."),
+    max_error_rate: MaxErrorRateOpt = 0.2,
 ) -> None:
     """Rewrite each question's text with a model; keep a rewrite only if it passes the guards.
 
     A rewrite must keep every number, stay within 0.5x-2x the length and share no new word with an
     option; otherwise the template's text stays (the reason is recorded in OUT/paraphrase.json).
-    Resumable and cached like `karma qa verify`; refused (exit 2) when a no-model baseline beats
+    Resumable, cached and locked like `karma qa verify` (a failed request: exit 1, retried by a rerun);
+    refused (exit 2) when a no-model baseline beats
     --max-bias. Run `karma qa verify` on the result to drop items the rewrite broke. See docs/real-data.md.
     """
     from rich.console import Console
@@ -155,6 +161,7 @@ def paraphrase(
         limit=limit,
         max_bias=max_bias,
         allow_bias=allow_bias,
+        max_error_rate=max_error_rate,
     )
     summary = paraphrase_qa(config)
     rejected = ", ".join(f"{n} {why}" for why, n in summary.rejected.items()) or "none"

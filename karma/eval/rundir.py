@@ -13,6 +13,9 @@ Layout::
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,33 @@ SAMPLES_FILE = "samples.jsonl"
 BASELINES_FILE = "baselines.jsonl"
 RESULTS_FILE = "results.json"
 GRAPHS_DIR = "graphs"
+
+
+@contextmanager
+def locked_run_folder(out: str | Path, purpose: str = "run") -> Iterator[Path]:
+    """Hold ``out``'s run lock (``karma.core.lock.FolderLock``) for the block.
+
+    A second run on the same folder is refused at once (exit 2, naming the holder). When the block
+    fails and the folder was created here and holds nothing but the lock file, the folder is removed:
+    a refused run (a bad backend option, a model file that is not there) leaves no folder behind.
+    """
+    from karma.core.lock import LOCK_FILE, FolderLock
+
+    folder = Path(out)
+    created = not folder.exists()
+    lock = FolderLock(folder, purpose)
+    with lock:
+        if lock.stale_note():
+            print(f"note: {lock.stale_note()}", file=sys.stderr)
+        try:
+            yield folder
+        except BaseException:
+            if created and {p.name for p in folder.iterdir()} <= {LOCK_FILE}:
+                (folder / LOCK_FILE).unlink(missing_ok=True)
+                lock.release()
+                with suppress(OSError):
+                    folder.rmdir()
+            raise
 
 
 class RunMismatchError(ValueError):

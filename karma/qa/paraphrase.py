@@ -8,7 +8,8 @@ asked or given the answer away by form; otherwise the template's text stays and 
 * its length is within half and twice the original's;
 * it shares no word with an option that the original did not share (word overlap must stay at chance).
 
-Resumable, cached and recorded like the verification pass (``karma.qa.passes``): verdicts in
+Resumable, cached, locked and recorded like the verification pass (``karma.qa.passes``: a failed
+request is an error record, never a verdict; exit 1 while any is left; a rerun asks those): verdicts in
 ``OUT/paraphrase.jsonl``, replies in ``OUT/responses.sqlite``, model, prompt hash, counts, baselines and
 every rejected rewrite in ``OUT/paraphrase.json``. The result is refused (exit 2, no QA files written)
 when a no-model baseline then beats ``max_bias``, as ``karma qa make`` refuses.
@@ -19,14 +20,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
-from karma.core.records import OPTION_LETTERS
+from karma.core.records import OPTION_LETTERS, Question, Transition
 from karma.data.baselines import content_words
+from karma.eval.scheduler import Work
 from karma.qa.make import AnswerBiasError, bias_check
 from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
 
@@ -101,45 +104,76 @@ def _clean(reply: str) -> str:
 
 def paraphrase_qa(config: ParaphraseConfig, backend: Any = None) -> ParaphraseSummary:
     """Rewrite, guard, check and write (see the module docstring). ``backend`` overrides
-    ``config.backend`` (an object with the ``pipelines.backends.Backend`` interface)."""
-    from pipelines.backends import get_backend
-    from pipelines.backends.base import ChatMessage, ChatRequest
+    ``config.backend`` (an object with the ``pipelines.backends.Backend`` interface). Raises
+    ``PassIncomplete`` (exit 1, nothing written) while a question's request failed."""
+    from pipelines.backends.preflight import open_backend
 
     transitions, pairs = load_made(config.qa_dir, config.out)
-    asked = pairs[: config.limit] if config.limit is not None else pairs
+    owned = backend is None
     if backend is None:
-        backend = get_backend(config.backend, **config.backend_options)
+        backend = open_backend(config.backend, config.backend_options)
+    try:
+        return _paraphrase(config, backend, transitions, pairs)
+    finally:
+        if owned:
+            backend.close()
+
+
+def _paraphrase(
+    config: ParaphraseConfig,
+    backend: Any,
+    transitions: list[Transition],
+    pairs: list[tuple[Transition, Question]],
+) -> ParaphraseSummary:
+    from pipelines.backends.base import ChatMessage, ChatRequest
+
+    asked = pairs[: config.limit] if config.limit is not None else pairs
     prompt_hash = canonical_hash(PROMPT, 16)
-    with ModelPass(config.out, RECORDS, backend) as model:
+
+    def works(done: dict[str, Any]) -> Iterator[Work]:
         for transition, question in asked:
             qid = transition.question_id(question)
-            if qid in model.done:
-                continue
-            request = ChatRequest(
-                messages=[ChatMessage(role="user", content=PROMPT.format(question=question.question))],
-                max_tokens=config.max_tokens,
-                temperature=0.0,
-            )
-            completion, key = model.ask(request)
-            rewrite = _clean(completion.text)
-            reason = (
-                f"backend error: {completion.error}"
-                if completion.error is not None
-                else rejection(question.question, rewrite, question.options)
-            )
-            model.record(
-                {
-                    "question_id": qid,
-                    "model_id": backend.model_id,
-                    "prompt_hash": prompt_hash,
-                    "request_hash": key[:16],
-                    "original": question.question,
-                    "reply": completion.text,
-                    "accepted": not reason,
-                    "reason": reason,
-                }
-            )
-        done, answered, hits = model.done, model.asked, model.from_cache
+            if qid not in done:
+                request = ChatRequest(
+                    messages=[ChatMessage(role="user", content=PROMPT.format(question=question.question))],
+                    max_tokens=config.max_tokens,
+                    temperature=0.0,
+                )
+                yield Work((qid, "paraphrase"), request, question)
+
+    def build(work: Work, completion: Any, key: str) -> dict[str, Any]:
+        question = work.payload
+        reason = rejection(question.question, _clean(completion.text), question.options)
+        return {
+            "question_id": work.key[0],
+            "model_id": backend.model_id,
+            "prompt_hash": prompt_hash,
+            "request_hash": key[:16],
+            "original": question.question,
+            "reply": completion.text,
+            "accepted": not reason,
+            "reason": reason,
+        }
+
+    with ModelPass(
+        config.out, RECORDS, backend, purpose="qa paraphrase", max_error_rate=config.max_error_rate
+    ) as model:
+        model.run(works(model.done), build)
+        model.finish([t.question_id(q) for t, q in asked])
+        return _write_result(config, backend, transitions, pairs, asked, model, prompt_hash)
+
+
+def _write_result(
+    config: ParaphraseConfig,
+    backend: Any,
+    transitions: list[Transition],
+    pairs: list[tuple[Transition, Question]],
+    asked: list[tuple[Transition, Question]],
+    model: ModelPass,
+    prompt_hash: str,
+) -> ParaphraseSummary:
+    """Guards' verdicts, baselines, manifest and the rewritten set (under the pass's lock)."""
+    done, answered, hits = model.done, model.asked, model.from_cache
     verdicts = [done[t.question_id(q)] for t, q in asked]
     texts = {v["question_id"]: _clean(v["reply"]) for v in verdicts if v["accepted"]}
     result = [q.model_copy(update={"question": texts.get(t.question_id(q), q.question)}) for t, q in pairs]

@@ -1,16 +1,20 @@
 """What the model passes over a made question set share: loading it, asking a backend once per
-question through the response cache, and a verdict file that survives ``kill -9``.
+question through karma's one answering loop, and a verdict file that survives ``kill -9``.
 
-Each verdict is appended to a JSONL file, flushed and fsynced as soon as it exists; a rerun skips the
-questions already there, and a line cut short by a kill is cut off and its question asked again (its
-reply then comes from the cache). Replies are cached in ``responses.sqlite`` (``karma.eval.cache``:
-keyed on the backend settings, the model and the whole request; greedy decoding only).
+Each record is appended to a JSONL file, flushed and fsynced as soon as it exists; a rerun skips the
+questions with a verdict, and a line cut short by a kill is cut off and its question asked again (its
+reply then comes from the cache). A request that failed in the backend is recorded as an error, not a
+verdict, and asked again by the next run. Replies are cached in ``responses.sqlite``
+(``karma.eval.cache``: keyed on the backend settings, the model and the whole request; greedy only).
+See :class:`ModelPass` for the lock and the error-rate stop.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,8 +22,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from karma.core.atomic import atomic_write_bytes, atomic_write_text
-from karma.core.errors import InputError
+from karma.core.errors import InputError, RunError
 from karma.core.records import Question, Transition, transition_id
+from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
+from karma.eval.scheduler import Work
 from karma.qa.make import GROUNDING, load_strict
 
 CACHE = "responses.sqlite"
@@ -38,6 +44,8 @@ class ModelPassConfig(BaseModel):
     """Keyword options of the backend (``--backend-opt KEY=VALUE``)."""
     limit: int | None = Field(default=None, ge=1)
     """Pass only the first N questions (in question-id order)."""
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
+    """Stop the pass (exit 1) when more requests than this fail in the backend (as ``karma eval``)."""
 
 
 def load_made(qa_dir: Path, out: Path) -> tuple[list[Transition], list[tuple[Transition, Question]]]:
@@ -51,8 +59,15 @@ def load_made(qa_dir: Path, out: Path) -> tuple[list[Transition], list[tuple[Tra
     return dataset.transitions, pairs
 
 
-def done_records(path: Path) -> dict[str, dict[str, Any]]:
-    """Verdicts already on disk by question id; a last line cut short by a kill is cut off."""
+def _is_error(record: dict[str, Any]) -> bool:
+    """A record of a request that failed in the backend: no verdict (older runs wrote these as
+    verdicts whose reason starts with "backend error", so they are retried as well)."""
+    return record.get("error") is not None or str(record.get("reason", "")).startswith("backend error")
+
+
+def read_records(path: Path) -> dict[str, dict[str, Any]]:
+    """The latest record per question id (a retried error is superseded by its answer); a last line
+    cut short by a kill is cut off."""
     if not path.is_file():
         return {}
     raw = path.read_bytes()
@@ -60,59 +75,124 @@ def done_records(path: Path) -> dict[str, dict[str, Any]]:
     if len(complete) != len(raw):
         with path.open("r+b") as handle:  # appends must start on a fresh line
             handle.truncate(len(complete))
-    done: dict[str, dict[str, Any]] = {}
+    latest: dict[str, dict[str, Any]] = {}
     for line in complete.decode("utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
-            done.setdefault(record["question_id"], record)
-    return done
+            latest[record["question_id"]] = record
+    return latest
+
+
+def done_records(path: Path) -> dict[str, dict[str, Any]]:
+    """Verdicts already on disk by question id: what a rerun skips (backend errors are asked again)."""
+    return {qid: r for qid, r in read_records(path).items() if not _is_error(r)}
+
+
+class PassIncomplete(RunError):
+    """Some questions of a pass got no verdict (backend errors): exit 1, the set is not written."""
+
+
+Build = Callable[[Work, Any, str], dict[str, Any]]
+"""``build(work, completion, request_key)``: the verdict record of one answered request."""
 
 
 class ModelPass:
-    """One backend, its response cache in ``out`` and the verdict file ``out/records``."""
+    """One model pass over a question set, on karma eval's contract (docs/reliability.md).
 
-    def __init__(self, out: Path, records: str, backend: Any) -> None:
-        from karma.eval.cache import ResponseCache
+    ``out`` is locked for the pass (``karma.eval.rundir.locked_run_folder``: a second pass on it is
+    refused at once, exit 2, naming the holder; a pass refused before its first record leaves no
+    folder). Requests go through the one answering loop (``karma.eval.scheduler.Scheduler``) with the
+    response cache ``out/responses.sqlite`` and the error-rate stop (``--max-error-rate``, whole run
+    and sliding window, state in ``out/hygiene.json``). A failed request is recorded as an error, never
+    as a verdict; :meth:`finish` raises :class:`PassIncomplete` while any question has no verdict, and
+    a rerun asks exactly those again (its other replies come from the cache).
+    """
 
-        out.mkdir(parents=True, exist_ok=True)
+    def __init__(
+        self,
+        out: Path,
+        records: str,
+        backend: Any,
+        *,
+        purpose: str = "qa pass",
+        max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    ) -> None:
+        self.out = out
         self.path = out / records
-        self.done = done_records(self.path)
         self.backend = backend
-        self.cache = ResponseCache(out / CACHE)
+        self.purpose = purpose
+        self.max_error_rate = max_error_rate
         self.asked = 0
         self.from_cache = 0
-        self._sink = self.path.open("a", encoding="utf-8")
-
-    def ask(self, request: Any) -> tuple[Any, str]:
-        """(completion, cache key) of ``request``: from the cache, else from the backend (then cached)."""
-        from karma.eval.cache import cache_key
-        from pipelines.answering import complete
-
-        key = cache_key(self.backend.settings, self.backend.model_id, request)
-        completion = self.cache.get(key)
-        if completion is None:
-            completion = complete(self.backend, [request])[0]
-            self.cache.put(key, self.backend.model_id, completion)
-        else:
-            self.from_cache += 1
-        return completion, key
-
-    def record(self, verdict: dict[str, Any]) -> None:
-        """Append one verdict durably (it survives a kill -9 right after this returns)."""
-        self._sink.write(json.dumps(verdict, ensure_ascii=False) + "\n")
-        self._sink.flush()
-        os.fsync(self._sink.fileno())
-        self.done[verdict["question_id"]] = verdict
-        self.asked += 1
+        self._stack = ExitStack()
 
     def __enter__(self) -> ModelPass:
+        from karma.eval.cache import ResponseCache
+        from karma.eval.rundir import locked_run_folder
+
+        try:
+            self._stack.enter_context(locked_run_folder(self.out, self.purpose))
+            self.done = done_records(self.path)
+            self.cache = ResponseCache(self.out / CACHE)
+            self._stack.callback(self.cache.close)
+            self._sink = self._stack.enter_context(self.path.open("a", encoding="utf-8"))
+        except BaseException:
+            self._stack.close()
+            raise
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._sink.close()
-        self.cache.close()
+        self._stack.__exit__(kind, exc, tb)
+
+    def run(self, works: Iterable[Work], build: Build) -> None:
+        """Answer ``works`` (their key: (question id, pass name)); ``build`` makes each verdict."""
+        from karma.eval.cache import cache_key
+        from karma.eval.hygiene import ErrorGuard
+        from karma.eval.scheduler import Scheduler
+
+        guard = ErrorGuard(self.out, self.max_error_rate, stale=())
+        guard.start()
+
+        def write(work: Work, completion: Any, cached: bool) -> None:
+            key = work.cache_key or cache_key(self.backend.settings, self.backend.model_id, work.request)
+            if completion.error is not None:
+                record = {"question_id": work.key[0], "model_id": self.backend.model_id,
+                          "request_hash": key[:16], "error": completion.error}  # fmt: skip
+            else:
+                record = {**build(work, completion, key), "error": None}
+            self.record(record)
+
+        concurrency = int(getattr(self.backend, "max_concurrency", 1) or 1)
+        scheduler = Scheduler(
+            self.backend, concurrency=concurrency, cache=self.cache, guard=guard, thread_prefix="karma-qa"
+        )
+        counts = scheduler.run(works, write)
+        self.asked += counts.answered
+        self.from_cache += counts.cached
+        guard.finish()
+
+    def record(self, record: dict[str, Any]) -> None:
+        """Append one record durably (it survives a kill -9 right after this returns)."""
+        self._sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._sink.flush()
+        os.fsync(self._sink.fileno())
+        if record.get("error") is None:
+            self.done[record["question_id"]] = record
+
+    def finish(self, question_ids: list[str]) -> None:
+        """Raise :class:`PassIncomplete` when any of ``question_ids`` has no verdict yet."""
+        missing = [qid for qid in question_ids if qid not in self.done]
+        if not missing:
+            return
+        latest = read_records(self.path)
+        errors = [f"{qid}: {latest[qid]['error'][:160]}" for qid in missing if qid in latest][:3]
+        raise PassIncomplete(
+            f"karma {self.purpose}: {len(missing)} of {len(question_ids)} questions have no verdict "
+            f"(backend errors{': ' + ' | '.join(errors) if errors else ''}); the question set was not "
+            f"written. Fix the backend and rerun the same command: {self.out} asks exactly those again"
+        )
 
 
 def write_made(

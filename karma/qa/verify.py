@@ -7,7 +7,9 @@ the items it gets wrong or whose reply cannot be parsed are dropped and listed.
 
 Resumable and recorded: each verdict is appended to ``OUT/verify.jsonl`` (flushed and fsynced) as soon
 as it exists, a rerun skips every question already there (a line cut short by a kill is ignored and
-redone), and replies are cached in ``OUT/responses.sqlite`` (``karma.eval.cache``: keyed on the backend
+redone). A request that fails in the backend is an error record, not a drop: the pass exits 1 without
+writing the set while any is left, and a rerun asks exactly those again (``karma.qa.passes.ModelPass``:
+lock, error-rate stop, one answering loop). Replies are cached in ``OUT/responses.sqlite`` (``karma.eval.cache``: keyed on the backend
 settings, the model and the whole request; greedy decoding only). ``OUT/verify.json`` records the
 model, the prompt template's hash, the counts and every drop; the kept questions are written as a
 complete folder (QA files, feature copies, the grounding records of the kept questions with their new
@@ -17,6 +19,7 @@ ids), so ``karma data validate OUT`` and ``karma eval --data OUT`` read it direc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -24,6 +27,7 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition
+from karma.eval.scheduler import Work
 from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
 
 RECORDS = "verify.jsonl"
@@ -76,51 +80,84 @@ def _pairs(config: VerifyConfig) -> tuple[list[Transition], list[tuple[Transitio
 
 def verify_qa(config: VerifyConfig, backend: Any = None) -> VerifySummary:
     """Verify, drop and write (see the module docstring). ``backend`` overrides ``config.backend``
-    (an object with the ``pipelines.backends.Backend`` interface)."""
-    from pipelines.backends import get_backend
+    (an object with the ``pipelines.backends.Backend`` interface). Raises ``PassIncomplete`` (exit 1,
+    no question set written) while a question has no verdict because its request failed."""
+    from pipelines.backends.preflight import open_backend
+
+    transitions, pairs = _pairs(config)
+    owned = backend is None
+    if backend is None:
+        backend = open_backend(config.backend, config.backend_options)
+    try:
+        return _verify(config, backend, transitions, pairs)
+    finally:
+        if owned:
+            backend.close()
+
+
+def _verify(
+    config: VerifyConfig,
+    backend: Any,
+    transitions: list[Transition],
+    pairs: list[tuple[Transition, Question]],
+) -> VerifySummary:
     from pipelines.backends.base import ChatMessage, ChatRequest
     from pipelines.parsing import parse_answer
 
-    transitions, pairs = _pairs(config)
-    if backend is None:
-        backend = get_backend(config.backend, **config.backend_options)
     prompt_hash = canonical_hash(PROMPT, 16)
-    with ModelPass(config.out, RECORDS, backend) as model:
+
+    def works(done: dict[str, Any]) -> Iterator[Work]:
         for transition, question in pairs:
             qid = transition.question_id(question)
-            if qid in model.done:
-                continue
-            request = ChatRequest(
-                messages=[ChatMessage(role="user", content=_prompt(question))],
-                max_tokens=config.max_tokens,
-                temperature=0.0,
-                choices=list(OPTION_LETTERS),  # constrained: the reply is a letter, never unparsed
-            )
-            completion, key = model.ask(request)
-            parsed = parse_answer(completion.text, options=question.options)
-            if completion.error is not None:
-                reason = f"backend error: {completion.error}"
-            elif parsed.letter is None:
-                reason = "reply not parsed"
-            elif parsed.letter != question.answer:
-                reason = f"answered {parsed.letter}, the file says {question.answer}"
-            else:
-                reason = ""
-            model.record(
-                {
-                    "question_id": qid,
-                    "model_id": backend.model_id,
-                    "prompt_hash": prompt_hash,
-                    "request_hash": key[:16],
-                    "reply": completion.text,
-                    "parsed": parsed.letter,
-                    "parse_status": parsed.status,
-                    "answer": question.answer,
-                    "kept": not reason,
-                    "reason": reason,
-                }
-            )
-        done, answered, hits = model.done, model.asked, model.from_cache
+            if qid not in done:
+                request = ChatRequest(
+                    messages=[ChatMessage(role="user", content=_prompt(question))],
+                    max_tokens=config.max_tokens,
+                    temperature=0.0,
+                    choices=list(OPTION_LETTERS),  # constrained: the reply is a letter, never unparsed
+                )
+                yield Work((qid, "verify"), request, question)
+
+    def build(work: Work, completion: Any, key: str) -> dict[str, Any]:
+        question = work.payload
+        parsed = parse_answer(completion.text, options=question.options)
+        if parsed.letter is None:
+            reason = "reply not parsed"
+        elif parsed.letter != question.answer:
+            reason = f"answered {parsed.letter}, the file says {question.answer}"
+        else:
+            reason = ""
+        return {
+            "question_id": work.key[0],
+            "model_id": backend.model_id,
+            "prompt_hash": prompt_hash,
+            "request_hash": key[:16],
+            "reply": completion.text,
+            "parsed": parsed.letter,
+            "parse_status": parsed.status,
+            "answer": question.answer,
+            "kept": not reason,
+            "reason": reason,
+        }
+
+    with ModelPass(
+        config.out, RECORDS, backend, purpose="qa verify", max_error_rate=config.max_error_rate
+    ) as model:
+        model.run(works(model.done), build)
+        model.finish([t.question_id(q) for t, q in pairs])
+        return _write_result(config, backend, transitions, pairs, model, prompt_hash)
+
+
+def _write_result(
+    config: VerifyConfig,
+    backend: Any,
+    transitions: list[Transition],
+    pairs: list[tuple[Transition, Question]],
+    model: ModelPass,
+    prompt_hash: str,
+) -> VerifySummary:
+    """The kept set, the drop list and the manifest (written while the pass still holds the lock)."""
+    done, answered, hits = model.done, model.asked, model.from_cache
     verdicts = [done[t.question_id(q)] for t, q in pairs]
     write_made(config.qa_dir, config.out, transitions, {v["question_id"] for v in verdicts if v["kept"]})
     drops = [

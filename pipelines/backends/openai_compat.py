@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
@@ -100,6 +101,19 @@ class OpenAIBackend(Backend):
         self._model_checked = model is None or model_check == "off"
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        _check_url(base_url)
+        for option, value in (
+            ("timeout_s", timeout_s),
+            ("backoff_s", backoff_s),
+            ("backoff_max_s", backoff_max_s),
+        ):
+            if not value >= 0 or (option == "timeout_s" and value == 0):
+                bound = "above 0" if option == "timeout_s" else "0 or more"
+                raise ValueError(
+                    f"option {option} of the openai backend must be {bound} seconds, got {value!r}"
+                )
+        if score_template is not None and not Path(score_template).is_file():
+            raise ValueError(f"option score_template of the openai backend: {score_template}: no such file")
         self.base_url = base_url.rstrip("/")
         self._model = model
         self.max_concurrency = max_concurrency
@@ -271,6 +285,33 @@ class OpenAIBackend(Backend):
         return None, errors
 
     # -- option scoring (answer modes letter / loglik; see pipelines.loglik) ------------------------
+    def check_scoring(self) -> None:
+        """Refuse, before a run's first request, a server that cannot score options: one probe of
+        ``/v1/completions`` with ``echo`` and ``logprobs`` (InputError, exit 2, when the answer holds
+        no log-probabilities; RunError, exit 1, when the server cannot be reached)."""
+        self._chat_renderer()  # no score_template: the same one-line error, now rather than per request
+        body = {"model": self.model_id, "prompt": "Hello", "max_tokens": 1, "temperature": 0.0,
+                "echo": True, "logprobs": 1}  # fmt: skip
+        response, errors = self._post("completions", body)
+        if response is None:
+            if errors and errors[-1].startswith("HTTP 4"):
+                raise InputError(
+                    f"{self.base_url}/completions refused a scoring request ({errors[-1][:200]}); the "
+                    "scored answer modes need a server that returns logprobs: use --answer-mode generate"
+                )
+            raise RunError(f"cannot reach {self.base_url}/completions to check scoring: {errors[-1]}")
+        try:
+            logprobs = response.json()["choices"][0]["logprobs"]
+            ok = bool(logprobs) and logprobs.get("token_logprobs") is not None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            ok = False
+        if not ok:
+            raise InputError(
+                f"{self.base_url} returns no logprobs for /completions with echo (probed once before the run); "
+                "the scored answer modes (loglik, letter) need them: use --answer-mode generate, or a "
+                "server that returns prompt logprobs (vLLM serve, llama-cpp-python's server)"
+            )
+
     def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
         """Each option scored through the legacy ``/v1/completions`` endpoint with ``echo`` and
         ``logprobs`` (what lm-evaluation-harness's completions API models send): the server returns the
@@ -371,6 +412,19 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _check_url(base_url: str) -> None:
+    """``base_url`` must be an http(s) URL with a host (a typo is refused before any request)."""
+    try:
+        url = httpx.URL(base_url) if isinstance(base_url, str) and "://" in base_url else None
+    except (httpx.InvalidURL, TypeError, ValueError):
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(
+            f"option base_url of the openai backend must be an http:// or https:// URL with a host, "
+            f"e.g. http://127.0.0.1:8000/v1; got {base_url!r}"
+        )
 
 
 def _choice_mode_for(owned_by: str) -> str:
