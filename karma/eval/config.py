@@ -22,7 +22,7 @@ from pipelines.assembly import GenerationSettings
 
 GraphMode = Literal["folds", "whole_corpus", "given"]
 
-SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit", "shard"})
+SELECTION_FIELDS: frozenset[str] = frozenset({"types", "videos", "limit", "limit_order", "shard"})
 # backend_options is compared through what it produces instead: the backend's ``settings`` (all that
 # can change an answer: model, weights hash, context size, choice mode, ...) and ``model_id`` are hashed
 # into config.json; a new server port, timeout or concurrency must not block a resume.
@@ -77,7 +77,11 @@ class EvalConfig(GenerationSettings):
     videos: list[str] | None = None
     """Video ids to answer (default: all)."""
     limit: int | None = Field(default=None, ge=1)
-    """Answer only the first N selected questions (stable order: video, transition, question)."""
+    """Answer only N of the selected questions, chosen by ``limit_order`` (``karma.eval.selection``)."""
+    limit_order: Literal["spread", "first"] | None = None
+    """``spread``: a seeded sample over videos and types; ``first``: the first N in the stable order
+    (video, transition, question). None: ``spread`` for a new run folder, the folder's own order on
+    resume (``first`` for folders from before this option)."""
     shard: str | None = None
     """``I/N``: answer only the videos of shard I of N (counted from 0; applied after ``limit``).
     Merge the N run directories with ``karma merge eval``."""

@@ -43,6 +43,9 @@ class SampleRecord(ModelAnswer):
     scoring: dict[str, object] | None = None
     """Scored answer modes only: ``answer_mode``, per-letter ``scores`` (logprob, tokens, chars) and the
     ``pick_acc`` / ``pick_acc_norm`` letters (``parsed_letter`` is the acc_norm pick)."""
+    linked_lines: int | None = None
+    """Graph-on arm with ``--fact-links options``: how many of the prompt's fact lines name an option
+    (0: the links linked nothing, the prompt holds plain lines); None otherwise."""
 
     @property
     def key(self) -> tuple[str, str]:

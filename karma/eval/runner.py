@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from karma.core.hashing import canonical_hash
+from karma.core.records import OPTION_LETTERS, Question, Transition, normalize_question_type
 from karma.eval import hygiene
 from karma.eval.cache import CACHE_FILE_NAME, ResponseCache
 from karma.eval.config import EvalConfig
@@ -34,7 +35,6 @@ from karma.eval.records import BaselineRecord, SampleRecord
 from karma.eval.results import aggregate, timing
 from karma.eval.rundir import RunDir, check_resumable
 from karma.eval.scheduler import Scheduler, Work
-from karma.records import OPTION_LETTERS, Question, Transition, normalize_question_type
 
 CONFIG_SCHEMA = 1
 # Backends that batch inside one call (one forward pass for many sequences).
@@ -102,7 +102,8 @@ def data_hash(dataset: Any) -> str:
 
 
 def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition, Question]]:
-    """The questions to answer, in a stable order (video, transition, question position)."""
+    """The questions to answer, in a stable order (video, transition, question position); ``--limit``
+    keeps the ones ``karma.eval.selection.apply_limit`` picks."""
     wanted_types = None
     if config.types:
         wanted_types = set()
@@ -124,7 +125,9 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
         for q in sorted(t.questions, key=lambda q: q.index)
         if (videos is None or t.video_id in videos) and (wanted_types is None or q.type in wanted_types)
     ]
-    chosen = chosen[: config.limit] if config.limit else chosen
+    from karma.eval.selection import apply_limit
+
+    chosen = apply_limit(chosen, config.limit, config.limit_order)
     if config.shard:
         from karma.core.shard import ShardSpec
 
@@ -145,10 +148,14 @@ class _Evaluation:
 
     def __init__(self, config: EvalConfig, progress: bool) -> None:
         from karma.data import load_dataset
+        from karma.eval.selection import resolve_limit_order
 
+        self.run = RunDir(config.out)
+        stored = self.run.read_config() if self.run.exists() else None
+        order = resolve_limit_order(config.limit_order, stored, self.run.path)
+        config = config.model_copy(update={"limit_order": order})
         self.config = config
         self.progress = progress
-        self.run = RunDir(config.out)
         self.dataset = load_dataset(
             config.data, lenient=config.lenient, features_required=config.pipeline != "vlm"
         )
@@ -287,6 +294,7 @@ class _Evaluation:
                 "types": self.config.types,
                 "videos": self.config.videos,
                 "limit": self.config.limit,
+                "limit_order": self.config.limit_order,
                 **({"shard": self.config.shard} if self.config.shard else {}),
             },
             "config": self.config.model_dump(mode="json"),
@@ -356,21 +364,27 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
 
     ``backend`` may be passed in (e.g. one shared across runs in a benchmark); by default it is built
     from ``config.backend`` / ``config.backend_options`` and closed at the end. RUN_DIR is locked for
-    the whole call (``karma.core.lock``): a second run on it fails at once naming this one.
+    the whole call (``karma.core.lock``): a second run on it fails at once naming this one. Bad
+    configuration (device, backend options, model files, a server that cannot score) is refused
+    before the folder exists (``pipelines.backends.preflight``), and a run refused before it wrote
+    anything leaves no folder (``karma.eval.rundir.locked_run_folder``).
     """
-    from karma.core.lock import FolderLock
+    from karma.eval.rundir import locked_run_folder
 
-    with FolderLock(config.out, "eval run") as lock:
-        if lock.stale_note():
-            print(f"note: {lock.stale_note()}", file=sys.stderr)
-        return _run_locked(config, progress, backend)
+    _refuse_before_loading(config)
+    owns_backend = backend is None
+    backend = _open_backend(config, backend)
+    try:
+        with locked_run_folder(config.out, "eval run"):
+            return _run_locked(config, progress, backend)
+    finally:
+        if owns_backend:
+            backend.close()
 
 
 def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     ev = _Evaluation(config, progress)
-    _refuse_before_loading(config)
-    owns_backend = backend is None
-    backend = _open_backend(config, backend)
+    config = ev.config  # the limit order resolved against the run folder
     ev.count_tokens = getattr(backend, "count_tokens", None)
     cache = None
     try:
@@ -411,12 +425,25 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     finally:
         if cache is not None:
             cache.close()
-        if owns_backend:
-            backend.close()
 
 
 def _refuse_before_loading(config: EvalConfig) -> None:
-    """Refuse what can only fail (a bad --cache, a --clips that is no folder) before a model loads."""
+    """Refuse what can only fail (a bad --cache, a --clips that is no folder, a CUDA --device on a
+    machine without one) before a model loads."""
+    from pipelines.backends.preflight import check_device
+
+    if config.retriever != "none" or config.embed_device is not None:
+        from retrieval.embed import embed_device
+
+        check_device(embed_device(config.embed_device), "--device")
+    if config.retriever == "hybrid":  # the embedding model's files, found now rather than mid-run
+        from karma.core.errors import InputError
+        from retrieval.embed import EmbedderUnavailable, resolve_model
+
+        try:
+            resolve_model(None)
+        except EmbedderUnavailable as exc:
+            raise InputError(str(exc)) from None
     if config.use_cache and config.cache_path:
         ResponseCache(Path(config.cache_path)).close()
     if config.pipeline == "vlm" and config.clips and not Path(config.clips).is_dir():
@@ -429,11 +456,11 @@ def _refuse_before_loading(config: EvalConfig) -> None:
 
 def _open_backend(config: EvalConfig, backend: Any) -> Any:
     """``backend`` (or the configured one, built) wrapped for the run's answer mode."""
-    from pipelines.backends import get_backend
+    from pipelines.backends.preflight import open_backend
     from pipelines.loglik import wrap_backend
 
-    if backend is None:
-        backend = get_backend(config.backend, **config.backend_options)
+    if backend is None:  # built, checked and probed before the run folder exists
+        backend = open_backend(config.backend, config.backend_options, answer_mode=config.answer_mode)
     return wrap_backend(backend, config.answer_mode, config.score_pick)
 
 
@@ -534,7 +561,17 @@ class _Records:
             completion_tokens=completion.completion_tokens,
             cached=cached,
             scoring=completion.meta if parsed.status == "scored" else None,
+            linked_lines=_linked_lines(ev.config, item),
         )
+
+
+def _linked_lines(config: EvalConfig, item: _Item) -> int | None:
+    """Fact lines naming an option (graph-on arm, ``--fact-links options``), else None."""
+    if config.fact_links != "options" or item.arm != "on":
+        return None
+    from pipelines.fact_lines import linked_line_count
+
+    return linked_line_count(item.prepared.graph_block)
 
 
 def backend_error_count(results: dict[str, Any]) -> int:

@@ -43,7 +43,12 @@ def merge_runs(
     runs = [RunDir(d) for d in shard_dirs]
     configs, specs = _shard_configs(runs)
     first = configs[0]
-    merged_config = EvalConfig.model_validate({**first["config"], "shard": None, "out": str(out)})
+    from karma.eval.selection import folder_limit_order
+
+    order = folder_limit_order(first)  # shards from before --limit-order took the first N
+    merged_config = EvalConfig.model_validate(
+        {**first["config"], "limit_order": order, "shard": None, "out": str(out)}
+    )
     owner, samples, baselines = _shard_records(runs)
     if check_data:
         _check_selection(merged_config, owner)
