@@ -2,8 +2,9 @@
 
 For each run: accuracy per question type and arm with 95% video-clustered bootstrap intervals, the
 parse-failure rate, the graph's paired effect per type (difference, interval, exact McNemar p), and
-the reference baselines. With several runs, a side-by-side table compares them. Plots are drawn with
-matplotlib's Agg backend (no display needed).
+the reference baselines. With several runs, a side-by-side table compares them. The plots (drawn by
+:mod:`karma.eval.plots`, whose rules keep them in line with the tables) show the same numbers in
+percent, with n, videos and parse failures on the picture.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from karma.core.atomic import atomic_path, atomic_write_text
+from karma.core.atomic import atomic_write_text
 from karma.eval.answer_report import ceiling_lines, status_table
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
@@ -159,126 +160,160 @@ def baseline_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
-    """Grouped bars: accuracy per type and arm with interval whiskers, random chance as a line."""
-    import matplotlib
+def few_videos(results: dict[str, Any]) -> bool:
+    """True when the report warns that the video-clustered intervals are too coarse."""
+    return results.get("n_videos", 0) < MIN_VIDEOS_FOR_INTERVALS
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def _arm_legend(arm: str, overall: dict[str, Any]) -> str:
+    """The arm with its parse failures (and backend errors): the plot shows what the table does."""
+    label = f"{ARM_LABEL.get(arm, arm)} · parse failures {overall['parse_failures']}"
+    if overall.get("n"):
+        label += f" ({_pct(overall['parse_failure_rate'])} %)"
+    errors = overall.get("backend_errors", 0)
+    return label + (f" · {errors} backend errors" if errors else "")
+
+
+def _chance(results: dict[str, Any]) -> float:
+    random = results.get("baselines", {}).get(OVERALL, {}).get("random")
+    if random and random.get("accuracy") is not None:
+        return float(random["accuracy"])
+    return 1.0 / len(results.get("letters") or "abcd")
+
+
+def _group_n(arms: dict[str, Any], group: str) -> str:
+    ns = [
+        (stats[OVERALL] if group == OVERALL else stats["by_type"].get(group, {})).get("n")
+        for stats in arms.values()
+    ]
+    ns = [n for n in ns if n is not None]
+    return "n = " + (str(ns[0]) if len(set(ns)) == 1 else " / ".join(map(str, ns)))
+
+
+def accuracy_plot_figure(results: dict[str, Any], title: str) -> Any:
+    """The accuracy figure of one run: per type and overall, each arm and the graph reader, with
+    intervals, parse failures in the legend, n and videos in the title (karma.eval.plots' rules)."""
+    from karma.eval.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
 
     arms = dict(_arms(results))
-    groups = [*_types(results), OVERALL]
-    fig, ax = plt.subplots(figsize=(1.6 * len(groups) + 2, 3.8))
-    width = 0.8 / max(1, len(arms))
-    for i, (arm, stats) in enumerate(arms.items()):
-        xs, ys, lo, hi = [], [], [], []
-        for j, group in enumerate(groups):
-            s = stats[OVERALL] if group == OVERALL else stats["by_type"].get(group)
-            if s is None or s["accuracy"] is None:  # no answered question (every request failed)
-                continue
-            xs.append(j + (i - (len(arms) - 1) / 2) * width)
-            ys.append(s["accuracy"])
-            lo.append(s["accuracy"] - s["ci_low"])
-            hi.append(s["ci_high"] - s["accuracy"])
-        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=ARM_LABEL.get(arm, arm))
+    types = _types(results)
+    groups = [*types, OVERALL]
+    series = [
+        Series(
+            _arm_legend(arm, stats[OVERALL]),
+            ON if arm == "on" else OFF,
+            [Estimate.of(stats[OVERALL] if g == OVERALL else stats["by_type"].get(g)) for g in groups],
+        )
+        for arm, stats in arms.items()
+    ]
     scorer = results.get("baselines", {})
-    points = [
-        (
-            j,
+    reader = [
+        Estimate.of(
             (scorer.get(OVERALL, {}) if g == OVERALL else scorer.get("by_type", {}).get(g, {})).get(
                 "graph_reader"
-            ),
+            )
         )
-        for j, g in enumerate(groups)
+        for g in groups
     ]
-    points = [(j, p["accuracy"]) for j, p in points if p]
-    if points:
-        ax.scatter(
-            *zip(*points, strict=True), marker="D", color="black", zorder=3, label="graph reader (no LLM)"
-        )
-    ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="random")
-    ax.set_xticks(range(len(groups)), groups)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy (95% CI, by video)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    return path
+    if any(reader):
+        series.append(Series(BASELINE_LABEL["graph_reader"], READER, reader, hatch="///"))
+    errors = sum(stats[OVERALL].get("backend_errors", 0) for stats in arms.values())
+    counts = f"n = {results['n_questions']} questions · {results['n_videos']} videos"
+    counts += f" · {errors} backend errors (no answer)" if errors else ""
+    return accuracy_figure(
+        [f"{wrap(g)}\n{_group_n(arms, g)}" for g in groups],
+        series,
+        title=title,
+        counts=counts,
+        chance=_chance(results),
+        warning=FEW_STAMP if few_videos(results) else None,
+    )
 
 
-def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
-    """Bars of the paired graph effect (on - off) per type with interval whiskers."""
+def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
+    """The accuracy figure (:func:`accuracy_plot_figure`) as a PNG."""
+    from karma.eval.plots import save
+
+    return save(accuracy_plot_figure(results, title), path)
+
+
+def delta_plot_figure(results: dict[str, Any], title: str) -> Any:
+    """The paired graph effect per type and overall, in percentage points; None with one arm."""
+    from karma.eval.plots import FEW_STAMP, Effect, effect_figure, wrap
+
     paired = results.get("paired")
     if not paired:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = _paired_rows(paired)
-    names = [name for name, _ in rows]
-    deltas = [100 * s["delta"] for _, s in rows]
-    lo = [100 * (s["delta"] - s["ci_low"]) for _, s in rows]
-    hi = [100 * (s["ci_high"] - s["delta"]) for _, s in rows]
-    colors = ["tab:green" if d > 0 else "tab:red" if d < 0 else "tab:grey" for d in deltas]
-    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.4))
-    ax.bar(range(len(rows)), deltas, yerr=[lo, hi], capsize=3, color=colors)
-    for x, (_, s) in enumerate(rows):
-        ax.annotate(
-            f"p={_p(s['mcnemar_p'])}",
-            (x, 0),
-            textcoords="offset points",
-            xytext=(0, -12),
-            ha="center",
-            fontsize=7,
+    effects = [Effect(s["delta"], s["ci_low"], s["ci_high"], s["mcnemar_p"], s["n_pairs"]) for _, s in rows]
+    return effect_figure(
+        [wrap(name) for name, _ in rows],
+        effects,
+        title=title,
+        counts=f"n = {paired[OVERALL]['n_pairs']} pairs (questions both arms answered) · {results['n_videos']} videos",
+        warning=FEW_STAMP if few_videos(results) else None,
+    )
+
+
+def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
+    """The graph-effect figure (:func:`delta_plot_figure`) as a PNG; None with one arm."""
+    from karma.eval.plots import save
+
+    fig = delta_plot_figure(results, title)
+    return None if fig is None else save(fig, path)
+
+
+def comparison_plot_figure(runs: list[tuple[str, dict[str, Any]]]) -> Any:
+    """Overall accuracy per run: each arm and the graph reader, n, videos and parse failures per run."""
+    from karma.eval.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
+
+    def overall(results: dict[str, Any], arm: str) -> dict[str, Any] | None:
+        return results.get("arms", {}).get(arm, {}).get(OVERALL)
+
+    series = [
+        Series(
+            f"{ARM_LABEL[arm]} (parse failures under each run)",
+            colour,
+            [Estimate.of(overall(r, arm)) for _, r in runs],
         )
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(rows)), names)
-    ax.set_ylabel("graph effect, points (on - off)")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    return path
+        for arm, colour in (("on", ON), ("off", OFF))
+        if any(overall(r, arm) for _, r in runs)
+    ]
+    reader = [Estimate.of(r.get("baselines", {}).get(OVERALL, {}).get("graph_reader")) for _, r in runs]
+    if any(reader):
+        series.append(Series(BASELINE_LABEL["graph_reader"], READER, reader, hatch="///"))
+    groups = []
+    for name, results in runs:
+        fails = "/".join(
+            _pct(a["parse_failure_rate"]) if a and a.get("n") else "–"
+            for a in (overall(results, "on"), overall(results, "off"))
+        )
+        few = " (few videos)" if few_videos(results) else ""
+        groups.append(
+            f"{wrap(name, 22)}\nn = {results['n_questions']} · {results['n_videos']} videos{few}\nparse fail. {fails} %"
+        )
+    questions = sorted(r["n_questions"] for _, r in runs)
+    videos = sorted(r["n_videos"] for _, r in runs)
+
+    def span(values: list[int]) -> str:
+        return str(values[0]) if values[0] == values[-1] else f"{values[0]}–{values[-1]}"
+
+    return accuracy_figure(
+        groups,
+        series,
+        title="overall accuracy per run",
+        counts=f"n = {span(questions)} questions · {span(videos)} videos per run",
+        chance=_chance(runs[0][1]) if runs else 0.25,
+        warning=FEW_STAMP if any(few_videos(r) for _, r in runs) else None,
+        ylabel="overall accuracy (%), 95% CI by video",
+    )
 
 
 def plot_comparison(runs: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
-    """Overall accuracy per run and arm, side by side."""
-    import matplotlib
+    """The comparison figure (:func:`comparison_plot_figure`) as a PNG."""
+    from karma.eval.plots import save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(2.2 * len(runs) + 2, 3.6))
-    arms = ["on", "off"]
-    width = 0.38
-    for i, arm in enumerate(arms):
-        xs, ys, lo, hi = [], [], [], []
-        for j, (_, results) in enumerate(runs):
-            s = results.get("arms", {}).get(arm, {}).get(OVERALL)
-            if s is None or s["accuracy"] is None:
-                continue
-            xs.append(j + (i - 0.5) * width)
-            ys.append(s["accuracy"])
-            lo.append(s["accuracy"] - s["ci_low"])
-            hi.append(s["ci_high"] - s["accuracy"])
-        if xs:
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=ARM_LABEL[arm])
-    ax.axhline(0.25, color="grey", linestyle="--", linewidth=1, label="random")
-    ax.set_xticks(range(len(runs)), [name for name, _ in runs], rotation=15, fontsize=8)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("overall accuracy (95% CI)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    return path
+    return save(comparison_plot_figure(runs), path)
 
 
 def comparison_table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -359,7 +394,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
         from karma.eval.hygiene import report_lines as hygiene_lines
 
         lines += hygiene_lines(run.path)
-        if results["n_videos"] < MIN_VIDEOS_FOR_INTERVALS:
+        if few_videos(results):
             lines.append(
                 f"- **few videos**: the intervals resample whole videos, so with {results['n_videos']} "
                 f"they are too coarse to trust (use at least {MIN_VIDEOS_FOR_INTERVALS}; widen `--limit` "

@@ -9,6 +9,9 @@ from typing import Any
 from karma.core.atomic import atomic_write_text
 from karma.tasks.results import OVERALL
 
+MIN_CLUSTERS_FOR_INTERVALS = 10
+"""Below this many clusters the report warns (and the plot is stamped) that the intervals are too coarse."""
+
 
 def pct(value: float | None, digits: int = 2) -> str:
     """Percent with ``digits`` decimals (the papers print two); ``–`` for None/NaN."""
@@ -81,8 +84,61 @@ def paired_rows(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def task_report_lines(label: str, config: dict[str, Any], results: dict[str, Any]) -> list[str]:
-    """The report section of one task run."""
+def _categories(results: dict[str, Any]) -> list[str]:
+    groups: list[str] = []
+    for stats in results.get("arms", {}).values():
+        groups += [g for g in stats.get("by_category", {}) if g not in groups]
+    return groups
+
+
+def task_plot_figure(label: str, config: dict[str, Any], results: dict[str, Any]) -> Any:
+    """Accuracy per category and overall, one bar per arm with its clustered interval, the chance
+    (mean 1/k) of each group as a dashed segment, n and clusters in the title, parse failures in the
+    legend (the rules of karma.eval.plots)."""
+    from karma.eval.plots import ARM_COLOURS, Estimate, Series, accuracy_figure, wrap
+
+    task = config.get("task", {})
+    unit = task.get("cluster_unit") or "cluster"
+    arms = results.get("arms", {})
+    groups = [*_categories(results), OVERALL]
+
+    def block(stats: dict[str, Any], group: str) -> dict[str, Any] | None:
+        return stats[OVERALL] if group == OVERALL else stats.get("by_category", {}).get(group)
+
+    series = []
+    for i, (arm, stats) in enumerate(arms.items()):
+        s = stats[OVERALL]
+        legend = f"{arm} · parse failures {s['parse_failures']}"
+        legend += f" ({pct(s['parse_failure_rate'], 1)} %)" if s.get("n") else ""
+        legend += f" · {s['backend_errors']} backend errors" if s.get("backend_errors") else ""
+        colour = ARM_COLOURS[i % len(ARM_COLOURS)]
+        series.append(Series(legend, colour, [Estimate.of(block(stats, g)) for g in groups]))
+    chance = [
+        next(
+            (b["chance"] for st in arms.values() if (b := block(st, g)) and b.get("chance") is not None), None
+        )
+        for g in groups
+    ]
+    ticks = []
+    for group in groups:
+        ns = sorted({b["n"] for st in arms.values() if (b := block(st, group))})
+        ticks.append(f"{wrap(group)}\nn = {' / '.join(map(str, ns)) or 0}")
+    few = results["n_clusters"] < MIN_CLUSTERS_FOR_INTERVALS
+    return accuracy_figure(
+        ticks,
+        series,
+        title=f"{label}: {task.get('title', task.get('task', results.get('task', '')))}",
+        counts=f"n = {results['n_items']} items · {results['n_clusters']} clusters ({unit})",
+        chance=chance,
+        warning=f"few clusters ({unit}): intervals too coarse" if few else None,
+        ylabel=f"accuracy (%), 95% CI by {unit}",
+    )
+
+
+def task_report_lines(
+    label: str, config: dict[str, Any], results: dict[str, Any], plot: str | None = None
+) -> list[str]:
+    """The report section of one task run (``plot``: the PNG's file name, shown after the overall table)."""
     task = config.get("task", {})
     hashes = config.get("hashes", {})
     lines = [f"## {label}: {task.get('title', task.get('task'))}", ""]
@@ -94,9 +150,16 @@ def task_report_lines(label: str, config: dict[str, Any], results: dict[str, Any
         f"- items: {results['n_items']} in {results['n_clusters']} clusters ({task.get('cluster_unit')}); "
         "intervals resample clusters"
     )
+    if results["n_clusters"] < MIN_CLUSTERS_FOR_INTERVALS:
+        lines.append(
+            f"- **few clusters**: the intervals resample whole clusters, so with {results['n_clusters']} "
+            f"they are too coarse to trust (use at least {MIN_CLUSTERS_FOR_INTERVALS})"
+        )
     if not task.get("paper_comparable", True):
         lines.append("- **not comparable to the paper** (see docs/tasks.md for why)")
     lines += ["", "### Accuracy (%)", "", *overall_rows(results), ""]
+    if plot:
+        lines += [f"![accuracy per category and arm]({plot})", ""]
     extra = {k for arm in results.get("arms", {}).values() for k in arm} - {
         OVERALL,
         "by_category",
@@ -131,17 +194,23 @@ def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path
         "compared on the items both answered with the exact McNemar test.",
         "",
     ]
+    from karma.eval.plots import save
     from karma.tasks.analysis_run import analysis_report_lines, is_analysis_run
     from karma.tasks.harmonyset_oe import oe_report_lines, oe_results
 
-    for run_dir in run_dirs:
+    for index, run_dir in enumerate(run_dirs):
         config = json.loads((run_dir / "config.json").read_text())
         if config.get("task", {}).get("kind") == "open":
             lines += oe_report_lines(run_dir.name, config, oe_results(run_dir))
             continue
         results = json.loads((run_dir / "results.json").read_text())
-        section = analysis_report_lines if is_analysis_run(config) else task_report_lines
-        lines += section(run_dir.name, config, results)
+        if is_analysis_run(config):
+            lines += analysis_report_lines(run_dir.name, config, results)
+            continue
+        png = save(
+            task_plot_figure(run_dir.name, config, results), out / f"{index:02d}_{run_dir.name}_accuracy.png"
+        )
+        lines += task_report_lines(run_dir.name, config, results, plot=png.name)
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
