@@ -33,5 +33,6 @@ fi
 # Compile librosa's numba functions into their on-disk cache once, so the first `karma extract`
 # (and every extraction worker) loads compiled code instead of spending ~10 s compiling it.
 "$VENV/bin/python" -c "import graph.extract._warm"
+"$VENV/bin/karma" models install qwen2.5-coder-1.5b >&2  # the model that reads: karma ask / eval's default (1.1 GB, hash-pinned; quick when present)
 echo "$want" > "$STAMP"
 echo "[setup] done" >&2
