@@ -289,7 +289,8 @@ class OpenAIBackend(Backend):
         """Refuse, before a run's first request, a server that cannot score options: one probe of
         ``/v1/completions`` with ``echo`` and ``logprobs`` (InputError, exit 2, when the answer holds
         no log-probabilities; RunError, exit 1, when the server cannot be reached)."""
-        self._chat_renderer()  # no score_template: the same one-line error, now rather than per request
+        if not self.score_template:
+            self._chat_renderer()  # the same one-line error as per request, now, before anything is sent
         body = {"model": self.model_id, "prompt": "Hello", "max_tokens": 1, "temperature": 0.0,
                 "echo": True, "logprobs": 1}  # fmt: skip
         response, errors = self._post("completions", body)
@@ -311,6 +312,7 @@ class OpenAIBackend(Backend):
                 "the scored answer modes (loglik, letter) need them: use --answer-mode generate, or a "
                 "server that returns prompt logprobs (vLLM serve, llama-cpp-python's server)"
             )
+        self._chat_renderer()  # the template loads (a bad one fails now, not once per request)
 
     def score_continuations(self, requests, continuations):  # type: ignore[no-untyped-def]
         """Each option scored through the legacy ``/v1/completions`` endpoint with ``echo`` and
