@@ -70,6 +70,46 @@ WordingOpt = Annotated[
         show_default="the world's",
     ),
 ]
+FamilyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--family",
+        help="Draw the world's rule set from --seed (karma.synth.family: two numeric rules of unequal "
+        "strength with random signs, a key-state rule, an action and an object rule, a non-causal trend, "
+        "one independent visual variable) on the world file's variables.",
+    ),
+]
+UnitsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--units",
+        help="Visual feature scales: luma (karma's own), published (motion in pixels per frame) or unit "
+        "(0-1). Default: the world's.",
+        show_default="the world's",
+    ),
+]
+MusicLagOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--music-lag",
+        min=0.0,
+        max=0.9,
+        help="Share of every musical change that shows up one transition late (0: at the cut). "
+        "Default: the world's.",
+        show_default="the world's",
+    ),
+]
+VisualDriftOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--visual-drift",
+        min=0.0,
+        max=0.95,
+        help="Correlation of each visual step with the previous one (0: independent steps). "
+        "Default: the world's.",
+        show_default="the world's",
+    ),
+]
 
 
 def synth(
@@ -84,6 +124,10 @@ def synth(
     jobs: JobsOpt = 1,
     scene_seconds: SceneSecondsOpt = None,
     wording: WordingOpt = None,
+    family: FamilyOpt = False,
+    units: UnitsOpt = None,
+    music_lag: MusicLagOpt = None,
+    visual_drift: VisualDriftOpt = None,
 ) -> None:
     """Generate a synthetic Karma-MV world whose causal rules are known.
 
@@ -100,11 +144,7 @@ def synth(
 
     console = Console(stderr=True)
     config = _world_config(world, scene_seconds)
-    if wording is not None:
-        if wording not in ("templated", "free"):
-            print_error(f"--wording: expected templated or free, got {wording!r}")
-            raise typer.Exit(2)
-        config = config.model_copy(update={"wording": wording})
+    config = _family_settings(config, seed, family, wording, units, music_lag, visual_drift)
     if videos is None and media:
         videos = MEDIA_DEFAULT_VIDEOS
     media_options = None
@@ -137,6 +177,39 @@ def _world_config(world: Path | None, scene_seconds: str | None):
             update={"scene_seconds": config.scene_seconds.model_copy(update={"min": low, "max": high})}
         )
     return config
+
+
+def _family_settings(config, seed: int, family: bool, wording, units, music_lag, visual_drift):  # type: ignore[no-untyped-def]
+    """The world with ``--family`` (rules drawn from the seed) and the setting options applied; exit 2
+    on a value that is not a setting."""
+    for option, value, allowed in (
+        ("--wording", wording, ("templated", "free")),
+        ("--units", units, ("luma", "published", "unit")),
+    ):
+        if value is not None and value not in allowed:
+            print_error(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
+            raise typer.Exit(2)
+    if family:
+        from karma.synth.family import draw_family_world
+
+        try:
+            config = draw_family_world(config, seed)
+        except ValueError as exc:
+            print_error(f"--family: {exc}")
+            raise typer.Exit(2) from exc
+    update: dict[str, object] = {}
+    if wording is not None:
+        update["wording"] = wording
+    if units is not None:
+        update["units"] = units
+    timing: dict[str, float] = {}
+    if music_lag is not None:
+        timing["music_lag"] = music_lag
+    if visual_drift is not None:
+        timing["visual_drift"] = visual_drift
+    if timing:
+        update["timing"] = config.timing.model_copy(update=timing)
+    return config.model_copy(update=update) if update else config
 
 
 def _generate(config, out: Path, videos: int | None, seed: int, media_options, jobs: int, console):

@@ -290,6 +290,24 @@ class TrendConfig(_Strict):
         return self
 
 
+class TimingConfig(_Strict):
+    """When a musical change shows up relative to its visual cause (docs/synth.md, "Family settings").
+
+    The defaults are karma's own worlds: every rule's effect lands in the transition of its cause
+    (music changes exactly at the cut, as in cut-aligned clips) and visual steps are independent from
+    cut to cut."""
+
+    music_lag: float = Field(default=0.0, ge=0, le=0.9)
+    """Share of every musical change (rule effects, trends and noise alike) that shows up one transition
+    later: the music answers the cut late, so a scene's measured music is part old, part new. 0: at
+    the cut."""
+    visual_drift: float = Field(default=0.0, ge=0, le=0.95)
+    """Correlation of a visual variable's ordinary step with its previous step (the step's spread is
+    kept): a video that gets brighter tends to keep getting brighter, so a cause at one cut often had
+    happened at the cut before too, and so had its effect. A time-precedence test then sees less
+    precedence for true causes. 0: independent steps."""
+
+
 class QuestionConfig(_Strict):
     """How questions are drawn."""
 
@@ -345,6 +363,14 @@ class WorldConfig(_Strict):
     ``visual:action:*->{label}``, ``visual:object:appears:{label}``. Events without a text keep their
     title."""
 
+    units: Literal["luma", "published", "unit"] = "luma"
+    """Scales of the visual features written. ``luma`` (karma's own): brightness, saturation 0-255,
+    contrast the luma spread, motion the mean absolute luma difference between frames. ``published``:
+    the same, but motion in pixels per frame (a quarter of the luma difference). ``unit``: brightness,
+    saturation, contrast and motion divided by 255 (0-1 scales). The config's visual numbers are in
+    luma units either way; the generator scales them (:func:`apply_units`)."""
+    timing: TimingConfig = Field(default_factory=TimingConfig)
+    """When musical changes show up relative to their causes."""
     wording: Literal["templated", "free"] = "templated"
     """How questions and options are worded. ``templated``: options are event titles (or
     ``option_texts``) and questions come from three fixed templates per form; ``free``: every question
@@ -475,6 +501,49 @@ def resolve_world(world: WorldConfig, rng: np.random.Generator) -> WorldConfig:
     return world.model_copy(update={"rules": rules})
 
 
+UNIT_FACTORS: dict[str, dict[str, float]] = {
+    "luma": {},
+    "published": {"motion": 0.25},
+    "unit": dict.fromkeys(("brightness", "saturation", "contrast", "motion"), 1 / 255),
+}
+"""``units`` -> visual variable -> factor from luma units to the written scale."""
+UNIT_DECIMALS = {"luma": None, "published": None, "unit": 4}
+"""``units`` -> decimals of the written visual values (None: the config's)."""
+
+
+def intensity_factor(world: WorldConfig) -> float:
+    """Factor of Total_Visual_Intensity (and its event threshold) on the world's scale: the formula is
+    linear, so on 0-1 scales it is the luma-unit value / 255."""
+    return 1 / 255 if world.units == "unit" else 1.0
+
+
+def apply_units(world: WorldConfig) -> WorldConfig:
+    """The world with its visual variables (and the trends' visual shifts) on the ``units`` scale.
+
+    The simulation runs on the result, so every written value, threshold and event is on that scale."""
+    factors = UNIT_FACTORS[world.units]
+    if not factors:
+        return world
+    decimals = UNIT_DECIMALS[world.units]
+    visual = {}
+    for name, cfg in world.visual.items():
+        f = factors.get(name, 1.0)
+        update: dict[str, object] = {
+            key: getattr(cfg, key) * f
+            for key in ("mean", "sd", "low", "high", "step_sd", "jump_sd", "threshold")
+        }
+        if cfg.scale is not None:
+            update["scale"] = cfg.scale * f
+        if decimals is not None:
+            update["decimals"] = max(cfg.decimals, decimals)
+        visual[name] = cfg.model_copy(update=update)
+    trends = [
+        t.model_copy(update={"visual_shift": t.visual_shift * factors.get(t.visual, 1.0)})
+        for t in world.trends
+    ]
+    return world.model_copy(update={"visual": visual, "trends": trends})
+
+
 def dump_world(world: WorldConfig) -> dict[str, object]:
     """The config as ``world.json`` records it. Options added after the first worlds (an action rule's
     ``form``, ``feature_keys``, ``option_texts``) are left out at their defaults, so older worlds keep
@@ -488,6 +557,10 @@ def dump_world(world: WorldConfig) -> dict[str, object]:
             del data[name]
     if data["wording"] == "templated":
         del data["wording"]
+    if data["units"] == "luma":
+        del data["units"]
+    if data["timing"] == TimingConfig().model_dump(mode="json"):
+        del data["timing"]
     return data
 
 

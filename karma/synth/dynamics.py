@@ -162,6 +162,12 @@ class _Simulator:
         self.minor = np.zeros(shape, dtype=bool)
         self.mode_dir = np.zeros(shape, dtype=np.int8)
         self.regimes = [np.zeros(shape, dtype=np.int8) for _ in world.trends]
+        # timing: the previous ordinary visual step (visual_drift) and the share of each musical change
+        # still to show up at the next cut (music_lag); both stay zero in karma's own worlds.
+        self.drift = world.timing.visual_drift
+        self.lag = world.timing.music_lag
+        self.visual_step = {name: np.zeros(shape) for name in world.visual}
+        self.pending = {name: np.zeros(shape) for name in world.music}
         self.label_index = {label: i for i, label in enumerate(world.action.labels)}
         self.effects_of = build_ground_truth(world).effects_of
         self.object_index = {label: i for i, label in enumerate(world.objects.labels)}
@@ -203,6 +209,9 @@ class _Simulator:
         rng, n = self.rng, idx.size
         for name, cfg in self.world.visual.items():
             step = rng.normal(0.0, cfg.step_sd, n)
+            if self.drift > 0:
+                # An AR(1) step with the same spread: it tends to continue the previous one.
+                step = self.drift * self.visual_step[name][idx, s - 1] + np.sqrt(1 - self.drift**2) * step
             if cfg.jump_probability > 0:
                 jump = rng.random(n) < cfg.jump_probability
                 step = np.where(jump, rng.normal(0.0, cfg.jump_sd, n), step)
@@ -211,6 +220,9 @@ class _Simulator:
                     step = step + trend.visual_shift * self.regimes[k][idx, s - trend.visual_lag]
             prev = self.visual[name][idx, s - 1]
             new = np.round(np.clip(prev + step, cfg.low, cfg.high), cfg.decimals)
+            if self.drift > 0:
+                # The realised change carries on, so a walk that hits a bound loses its momentum there.
+                self.visual_step[name][idx, s] = new - prev
             self.visual[name][idx, s] = new
             self.visual_dir[name][idx, s] = _direction(new, prev, cfg.threshold)
 
@@ -260,6 +272,12 @@ class _Simulator:
                 )
         for k, trend in enumerate(world.trends):
             deltas[trend.music] += trend.music_shift * self.regimes[k][idx, s]
+        if self.lag > 0:
+            # The music answers late: part of this cut's change shows up at the next cut.
+            for name in world.music:
+                change = deltas[name]
+                deltas[name] = (1 - self.lag) * change + self.pending[name][idx, s - 1]
+                self.pending[name][idx, s] = self.lag * change
         for name, cfg in world.music.items():
             prev = self.music[name][idx, s - 1]
             new = np.round(np.clip(prev + deltas[name], cfg.low, cfg.high), cfg.decimals)

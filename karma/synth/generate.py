@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from karma.core import records as r
 from karma.core.atomic import atomic_write_text
-from karma.synth.config import WorldConfig, dump_world, resolve_world
+from karma.synth.config import WorldConfig, apply_units, dump_world, intensity_factor, resolve_world
 from karma.synth.definitions import MOOD_LABELS, key_name, mood_scores, total_visual_intensity
 from karma.synth.dynamics import Simulation, simulate
 from karma.synth.questions import Cut, QuestionMaker
@@ -127,7 +127,11 @@ def generate(
     out.mkdir(parents=True, exist_ok=True)
     # Child 4 words free-worded questions; spawning more children leaves the first four as they were.
     seeds = np.random.SeedSequence(seed).spawn(5)
-    world = resolve_world(world, np.random.default_rng(seeds[3]))
+    if media and world.units != "luma":
+        raise ValueError(f"world {world.name!r}: media are rendered from luma-unit features; use units: luma")
+    resolved = resolve_world(world, np.random.default_rng(seeds[3]))
+    # The simulation runs on the written scale; world.json records the config as given (luma units).
+    world = apply_units(resolved)
     sim = simulate(world, n_videos, np.random.default_rng(seeds[0]))
     stages = {"simulate": time.perf_counter() - started}
     truth = build_ground_truth(world)
@@ -138,7 +142,7 @@ def generate(
         maker.phraser = Phraser(random.Random(int(seeds[4].generate_state(1)[0])))
     _clear_stale(out, set(video_ids))
     # Written first (counts added at the end) so the folder is recognisable as ours even if a run stops.
-    atomic_write_text(out / "world.json", json.dumps(_world_json(world, seed, n_videos), indent=1))
+    atomic_write_text(out / "world.json", json.dumps(_world_json(world, seed, n_videos, resolved), indent=1))
 
     scenes = _scene_dicts(world, sim)
     tally = _Tally(counts={(e.cause, e.effect): [0, 0] for e in truth.edges})
@@ -147,7 +151,7 @@ def generate(
         if progress is not None:
             progress("features", v + 1, n_videos)
     write_started = time.perf_counter()
-    _write_truth(out, world, seed, truth, tally, sim, n_videos)
+    _write_truth(out, world, seed, truth, tally, sim, n_videos, resolved)
     stages["write"] = tally.write_seconds + time.perf_counter() - write_started
     stages["features_and_questions"] = time.perf_counter() - started - stages["simulate"] - stages["write"]
     media_files = 0
@@ -188,13 +192,19 @@ _DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
 
 def _world_json(
-    world: WorldConfig, seed: int, n_videos: int, tally: _Tally | None = None, redraws: int = 0
+    world: WorldConfig,
+    seed: int,
+    n_videos: int,
+    config: WorldConfig,
+    tally: _Tally | None = None,
+    redraws: int = 0,
 ) -> dict[str, Any]:
-    """world.json: the generator, seed and videos, the counts once known, the thresholds and config."""
+    """world.json: the generator, seed and videos, the counts once known, the thresholds (on the
+    written scale) and the resolved config (as given: luma units, ``units`` naming the scale)."""
     out: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "seed": seed, "videos": n_videos}
     if tally is not None:
         out.update(transitions=tally.transitions, questions=tally.questions, redraws=redraws)
-    out.update(thresholds=_thresholds(world), config=dump_world(world))
+    out.update(thresholds=_thresholds(world), config=dump_world(config))
     return out
 
 
@@ -284,13 +294,14 @@ def _write_truth(
     tally: _Tally,
     sim: Simulation,
     n_videos: int,
+    config: WorldConfig,
 ) -> None:
     """question_truth.jsonl, ground_truth.json, rules.json and the final world.json."""
     atomic_write_text(out / "question_truth.jsonl", "\n".join(tally.truth_lines) + "\n")
     ground_truth = _ground_truth_json(world, seed, truth, tally.counts, tally.cause_counts)
     atomic_write_text(out / "ground_truth.json", json.dumps(ground_truth, indent=1))
     atomic_write_text(out / "rules.json", json.dumps(rules_json(world, seed, truth), indent=1))
-    world_json = _world_json(world, seed, n_videos, tally, sim.redraws)
+    world_json = _world_json(world, seed, n_videos, config, tally, sim.redraws)
     atomic_write_text(out / "world.json", json.dumps(world_json, indent=1))
 
 
@@ -327,7 +338,7 @@ def _clear_stale(out: Path, video_ids: set[str]) -> None:
 def _thresholds(world: WorldConfig) -> dict[str, float]:
     """Event thresholds by event variable (what question_truth and the answers were decided with)."""
     out = {name: cfg.threshold for name, cfg in world.visual.items()}
-    out["visual_intensity"] = INTENSITY_THRESHOLD
+    out["visual_intensity"] = INTENSITY_THRESHOLD * intensity_factor(world)
     out.update({name: cfg.threshold for name, cfg in world.music.items()})
     return out
 
@@ -362,6 +373,7 @@ def _question_maker(world: WorldConfig, truth: GroundTruth, rng: random.Random) 
         max_traps=world.questions.max_traps,
         visual_ranges=ranges,
         texts=world.option_texts,
+        visual_decimals=3 if world.units == "unit" else 1,
     )
 
 
@@ -370,7 +382,8 @@ def _scene_dicts(world: WorldConfig, sim: Simulation) -> list[list[dict[str, Any
     n_videos = sim.action.shape[0]
     vis = {name: values.tolist() for name, values in sim.visual.items()}
     intensity = np.round(
-        total_visual_intensity(sim.visual["motion"], sim.visual["contrast"], sim.visual["saturation"]), 2
+        total_visual_intensity(sim.visual["motion"], sim.visual["contrast"], sim.visual["saturation"]),
+        _intensity_decimals(world),
     ).tolist()
     mus = {name: values.tolist() for name, values in sim.music.items()}
     valence = sim.music.get("valence")
@@ -427,6 +440,11 @@ def _scene_dicts(world: WorldConfig, sim: Simulation) -> list[list[dict[str, Any
     return out
 
 
+def _intensity_decimals(world: WorldConfig) -> int:
+    """Decimals of Total_Visual_Intensity: two, four on 0-1 scales."""
+    return 4 if world.units == "unit" else 2
+
+
 def _cut(world: WorldConfig, sim: Simulation, truth: GroundTruth, v: int, s: int) -> Cut:
     """The transition from scene ``s-1`` into scene ``s`` of video ``v`` as the question maker sees it."""
     before = {name: float(values[v, s - 1]) for name, values in sim.visual.items()}
@@ -436,16 +454,18 @@ def _cut(world: WorldConfig, sim: Simulation, truth: GroundTruth, v: int, s: int
         for name, values in sim.visual_dir.items()
         if (d := int(values[v, s])) != 0
     ]
+    decimals = _intensity_decimals(world)
     intensity_before = round(
-        total_visual_intensity(before["motion"], before["contrast"], before["saturation"]), 2
+        total_visual_intensity(before["motion"], before["contrast"], before["saturation"]), decimals
     )
     intensity_after = round(
-        total_visual_intensity(after["motion"], after["contrast"], after["saturation"]), 2
+        total_visual_intensity(after["motion"], after["contrast"], after["saturation"]), decimals
     )
     before["visual_intensity"], after["visual_intensity"] = intensity_before, intensity_after
-    if intensity_after - intensity_before >= INTENSITY_THRESHOLD:
+    threshold = INTENSITY_THRESHOLD * intensity_factor(world)
+    if intensity_after - intensity_before >= threshold:
         visual_events.append(visual_event("visual_intensity", "up"))
-    elif intensity_after - intensity_before <= -INTENSITY_THRESHOLD:
+    elif intensity_after - intensity_before <= -threshold:
         visual_events.append(visual_event("visual_intensity", "down"))
     labels = world.action.labels
     action_before, action_after = labels[int(sim.action[v, s - 1])], labels[int(sim.action[v, s])]

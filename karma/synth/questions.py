@@ -150,6 +150,8 @@ class QuestionMaker:
     """Balance answer letters within each question type and over the whole set at once (not by blocks
     of four over the whole set): a small set (``karma qa make`` on a few videos) stays balanced type by
     type."""
+    visual_decimals: int = 1
+    """Decimals of the visual values the question texts quote (3 on 0-1 scales)."""
     phraser: Phraser | None = None
     """Free wording (``wording: free``, :mod:`karma.synth.wording`): options and question texts worded
     afresh per question, the opposite change among the distractors. None: titles and fixed templates."""
@@ -186,8 +188,8 @@ class QuestionMaker:
 
     # -- text -----------------------------------------------------------------------------------
     @staticmethod
-    def _fmt(value: float) -> str:
-        return f"{value:.1f}"
+    def _fmt(value: float, decimals: int = 1) -> str:
+        return f"{value:.{decimals}f}"
 
     def describe_visual(self, event_id: str, cut: Cut) -> str:
         _, variable, direction = event_id.split(":", 2)
@@ -198,7 +200,8 @@ class QuestionMaker:
             return f"{_article(label)} {label} came into view"
         name = VISUAL_NAMES.get(variable, variable)
         before, after = cut.visual_before[variable], cut.visual_after[variable]
-        return f"{name} went {self._fmt(before)} → {self._fmt(after)}"
+        d = self.visual_decimals
+        return f"{name} went {self._fmt(before, d)} → {self._fmt(after, d)}"
 
     def describe_music(self, event_id: str, cut: Cut) -> str:
         _, variable, _ = event_id.split(":", 2)
@@ -328,15 +331,15 @@ class QuestionMaker:
         assert self.phraser is not None
         text = self.phraser.clause(event_id, action_before=cut.action_before)
         if event_id.split(":")[1] in cut.visual_before and self.rng.random() < 0.5:
-            text += f" ({self.describe_visual(event_id, cut)})"
+            text += f", as {self.describe_visual(event_id, cut)}"
         return text
 
     def _free_music(self, event_id: str, cut: Cut) -> str:
         """Free wording of a musical change that happened, with its numbers half of the time."""
         assert self.phraser is not None
         text = self.phraser.clause(event_id)
-        if self.rng.random() < 0.5:
-            text += f" ({self.describe_music(event_id, cut)})"
+        if event_id.split(":")[1] in cut.music_before and self.rng.random() < 0.5:
+            text += f", as {self.describe_music(event_id, cut)}"
         return text
 
     def _free_happened(self, cause: str, cut: Cut, happened: str) -> str:
@@ -353,9 +356,9 @@ class QuestionMaker:
             else:
                 text = phraser.clause(f"visual:action:{cut.action_before}->{cut.action_after}")
         else:
-            text = f"there is no {cause.rsplit(':', 1)[1]} in view"
-        if self.rng.random() < 0.5:
-            text += f" ({happened})"
+            return f"there is no {cause.rsplit(':', 1)[1]} in view"
+        if variable in cut.visual_before and self.rng.random() < 0.5:
+            text += f", as {happened}"
         return text
 
     # -- the three questions ----------------------------------------------------------------------
@@ -478,8 +481,10 @@ class QuestionMaker:
                 if abs(alternative - before) < threshold:
                     continue
                 name = VISUAL_NAMES.get(variable, variable)
-                happened = f"{name} went {self._fmt(before)} → {self._fmt(cut.visual_after[variable])}"
-                instead = f"{name} had instead gone {self._fmt(before)} → {self._fmt(alternative)}"
+                d = self.visual_decimals
+                after = self._fmt(cut.visual_after[variable], d)
+                happened = f"{name} went {self._fmt(before, d)} → {after}"
+                instead = f"{name} had instead gone {self._fmt(before, d)} → {self._fmt(alternative, d)}"
                 out.append((cause, happened, instead))
             elif variable == "action":
                 source, target = direction.split("->", 1)
