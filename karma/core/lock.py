@@ -78,8 +78,9 @@ class FolderLock:
         except BlockingIOError:
             fh.close()
             holder = self.read_holder() or {}
+            what = holder.get("purpose") or self.purpose  # the holder's own purpose names it best
             raise LockedError(
-                f"{self.folder}: in use by another karma {self.purpose}, {_describe(holder)}; "
+                f"{self.folder}: in use by another karma {what}, {_describe(holder)}; "
                 f"wait for it to finish or use another folder (lock file {self.path})"
             ) from None
         except OSError:

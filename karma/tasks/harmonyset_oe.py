@@ -4,7 +4,9 @@ Answering (``run_oe``) writes ``samples.jsonl`` (:class:`OeSample`: the pair, th
 reference annotation, prompt hash). Judging (``judge_run``, ``python -m karma.tasks.judge RUN``)
 reads it and appends one :class:`Judgment` per sample to ``judgments.jsonl`` (judge model, judge
 prompt hash and version, raw judge output, parsed per-dimension scores, parse status), fsynced per
-record; a rerun after ``kill -9`` judges only what is missing, so nothing is duplicated.
+record; a rerun after ``kill -9`` judges only what is missing, so nothing is duplicated. The judge
+keeps the answering run's contract (lock, error-rate stop, a failed request is an error, never a
+score; exit 1 while any is left, and a rerun judges exactly those: see ``judge_run``).
 
 **Not comparable to the paper**: the official judge prompt, model and scale (``eval/gpt_eval.py`` of
 the release) could not be read, so karma uses its own prompt (``harmonyset-judge-karma-v1``, 0-10)
@@ -24,8 +26,9 @@ import yaml
 from pydantic import BaseModel, Field
 
 from karma.core.atomic import atomic_write_text
-from karma.core.errors import InputError
+from karma.core.errors import InputError, RunError
 from karma.core.hashing import canonical_hash, sha256_text
+from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.eval.jsonl import JsonlAppender, read_jsonl
 from karma.tasks.base import Task, TaskData, finish
 from karma.tasks.harmonyset import (
@@ -282,7 +285,9 @@ def oe_report_lines(label: str, config: dict[str, Any], results: dict[str, Any])
     if not judged:
         lines.append(f"- not judged yet: `python -m karma.tasks.judge {run_dir}`")
         return [*lines, ""]
-    lines += [f"- **{judged['label']}**", f"- judged: {judged['n_judged']} ({judged['parse']})", "",
+    failed = judged.get("backend_errors", 0)
+    note = f"; judge backend errors (not scored, judged by a rerun): {failed}" if failed else ""
+    lines += [f"- **{judged['label']}**", f"- judged: {judged['n_judged']} ({judged['parse']}){note}", "",
               "| dimension | n | mean |", "|---|---|---|"]  # fmt: skip
     for dim, stats in judged["by_dimension"].items():
         mean = "–" if stats["mean"] is None else f"{stats['mean']:.2f}"
@@ -350,40 +355,79 @@ def parse_scores(text: str, scale: tuple[float, float] = (0, 10)) -> tuple[dict[
     return {}, "none"
 
 
+class JudgeIncomplete(RunError):
+    """Some answers got no judgment (backend errors): exit 1; a rerun judges exactly those."""
+
+
+def latest_judgments(run_dir: str | Path) -> dict[tuple[str, str], Judgment]:
+    """The last judgment per (pair, arm): a judge request retried after an error supersedes it."""
+    return {j.key: j for j in read_jsonl(Path(run_dir) / "judgments.jsonl", Judgment)[0]}
+
+
 def judge_run(
-    run_dir: str | Path, backend: Any, *, max_tokens: int = 48, progress: bool = False
+    run_dir: str | Path,
+    backend: Any,
+    *,
+    max_tokens: int = 48,
+    progress: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> dict[str, Any]:
-    """Judge every sample of ``run_dir`` not judged yet, then write ``judge_results.json``."""
+    """Judge every sample of ``run_dir`` without a judgment yet, then write ``judge_results.json``.
+
+    The judge is a scoring pass on the answering run's contract: ``run_dir`` is locked for it (a
+    second judge, or an answering run, on the folder is refused at once, exit 2); requests go through
+    the one answering loop with the error-rate stop (whole run and window; state in
+    ``judge_hygiene.json``); a failed request is recorded as an error, never as a score. While any
+    answer has no judgment the pass raises :class:`JudgeIncomplete` (exit 1) and a rerun asks exactly
+    those again.
+    """
+    from karma.eval.hygiene import ErrorGuard
+    from karma.eval.rundir import locked_run_folder
     from karma.eval.scheduler import Scheduler, Work
     from pipelines.answering import request_hash
 
     run = Path(run_dir)
-    samples = [s for s in latest_samples(run) if s.error is None]  # a backend error is no answer to judge
-    if not samples:
-        raise InputError(f"{run / 'samples.jsonl'}: no OE answers to judge")
-    template = load_judge_template()
-    version = f"{template['version']} ({template['sha256'][:12]})"
-    done = {j.key for j in read_jsonl(run / "judgments.jsonl", Judgment)[0]}
-    todo = [s for s in samples if (s.pair_id, s.arm) not in done]
-    works = (Work((s.pair_id, s.arm), _judge_request(template, s, max_tokens), s) for s in todo)
-    with JsonlAppender(run / "judgments.jsonl") as writer:
+    if not (run / "samples.jsonl").is_file():
+        raise InputError(f"{run}: no samples.jsonl; expected a HarmonySet-OE run folder")
+    with locked_run_folder(run, "judge"):
+        samples = [s for s in latest_samples(run) if s.error is None]  # a backend error is no answer
+        if not samples:
+            raise InputError(f"{run / 'samples.jsonl'}: no OE answers to judge")
+        template = load_judge_template()
+        version = f"{template['version']} ({template['sha256'][:12]})"
+        done = {key for key, j in latest_judgments(run).items() if j.error is None}
+        todo = [s for s in samples if (s.pair_id, s.arm) not in done]
+        works = (Work((s.pair_id, s.arm), _judge_request(template, s, max_tokens), s) for s in todo)
+        guard = ErrorGuard(run, max_error_rate, record="judge_hygiene.json", stale=("judge_results.json",))
+        guard.start()
+        with JsonlAppender(run / "judgments.jsonl") as writer:
 
-        def write(work: Work, completion: Any, cached: bool) -> None:
-            sample = work.payload
-            scores, status = parse_scores(completion.text, tuple(template["scale"]))
-            writer.append(
-                Judgment(
-                    pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
-                    judge_prompt_hash=request_hash(work.request), judge_template=version, raw_output=completion.text,
-                    scores=scores, parse_status=status if completion.error is None else "none", error=completion.error,
-                )
-            )  # fmt: skip
-            if progress:
-                print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
+            def write(work: Work, completion: Any, cached: bool) -> None:
+                sample = work.payload
+                scores, status = parse_scores(completion.text, tuple(template["scale"]))
+                failed = completion.error is not None
+                writer.append(
+                    Judgment(
+                        pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
+                        judge_prompt_hash=request_hash(work.request), judge_template=version,
+                        raw_output=completion.text, scores={} if failed else scores,
+                        parse_status="none" if failed else status, error=completion.error,
+                    )
+                )  # fmt: skip
+                if progress:
+                    print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
 
-        judged = itertools.count(1)
-        Scheduler(backend, thread_prefix="karma-judge").run(works, write)
-    return summarize_judgments(run)
+            judged = itertools.count(1)
+            Scheduler(backend, guard=guard, thread_prefix="karma-judge").run(works, write)
+        guard.finish()
+        result = summarize_judgments(run)
+        if result["backend_errors"]:
+            raise JudgeIncomplete(
+                f"the judge failed on {result['backend_errors']} of {len(samples)} answers (backend "
+                f"errors; first: {result['first_errors'][0]}); their scores are left out of "
+                f"judge_results.json. Fix the backend and rerun the same command: {run} judges exactly those"
+            )
+        return result
 
 
 def _judge_request(template: dict[str, Any], sample: Any, max_tokens: int) -> Any:
@@ -404,7 +448,9 @@ def _judge_request(template: dict[str, Any], sample: Any, max_tokens: int) -> An
 
 def summarize_judgments(run_dir: Path) -> dict[str, Any]:
     """Mean score per dimension over parsed judgments (the last one per sample), written to judge_results.json."""
-    records = {j.key: j for j in read_jsonl(Path(run_dir) / "judgments.jsonl", Judgment)[0]}.values()
+    latest = latest_judgments(run_dir).values()
+    records = [j for j in latest if j.error is None]  # a failed judge request is no judgment
+    failed = [j for j in latest if j.error is not None]
     by_dim = {}
     for dim in DIMENSIONS:
         values = [j.scores[dim] for j in records if dim in j.scores]
@@ -414,6 +460,8 @@ def summarize_judgments(run_dir: Path) -> dict[str, Any]:
         "label": NOT_COMPARABLE,
         "paper_comparable": False,
         "n_judged": len(statuses),
+        "backend_errors": len(failed),
+        "first_errors": [f"{j.pair_id} [{j.arm}]: {(j.error or '')[:200]}" for j in failed[:3]],
         "parse": {s: statuses.count(s) for s in ("ok", "partial", "none")},
         "by_dimension": by_dim,
         "judge_models": sorted({j.judge_model for j in records}),
