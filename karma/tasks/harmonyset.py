@@ -9,6 +9,8 @@ MC fields of the test file are **unverified**: karma reads a provisional ``"mc"`
 ``{"dimension", "question", "options": {"A".."D"}, "answer"}`` (four per pair, one per dimension);
 the field name is a task option (``mc_field``) so the real name can be set without code changes.
 Videos are never downloaded: ``<videos>/<youtube id>.mp4`` (default ``videos/`` beside the JSON).
+A clip must lie in that folder once links are followed (``-T allow_links=true`` for a folder made of
+links) and hold video bytes (``find_clip``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
+from karma.tasks.media import checked_media
 from karma.tasks.options import TaskOptions
 from karma.tasks.problems import ItemProblem, pydantic_reason
 from karma.tasks.records import TaskItem
@@ -116,6 +119,20 @@ def check_pair(
     return {"id": pair_id, "youtube_id": video, "annotation": model_turns[0]["value"], "raw": raw}, None
 
 
+def find_clip(videos: Path, youtube_id: str, *, allow_links: bool = False) -> tuple[Path | None, str | None]:
+    """(``<videos>/<youtube id>.mp4``, None) when it is a video file inside ``videos``; (None, None)
+    when there is no such file; (None, reason) for a link out of the folder (unless ``allow_links``),
+    a dangling link or bytes that are no video: what may reach a model server as a ``file://`` URL."""
+    clip = videos / f"{youtube_id}.mp4"
+    if not clip.exists() and not clip.is_symlink():
+        return None, None
+    try:
+        checked_media(videos, clip, "video", allow_links=allow_links)
+    except ValueError as exc:
+        return None, str(exc)
+    return clip, None
+
+
 class HarmonySetOptions(TaskOptions):
     """The options both HarmonySet tasks take (``-T key=value``): where the clips are."""
 
@@ -123,6 +140,9 @@ class HarmonySetOptions(TaskOptions):
     """Folder of <youtube id>.mp4 clips (default: videos/ beside the JSON)."""
     need_videos: bool = True
     """A pair whose clip file is missing is a problem; false skips that check."""
+    allow_links: bool = False
+    """Follow clip links that lead outside the clips folder (a Hugging Face snapshot is a folder of
+    links into a blob store); the bytes are still checked to be a video. Off: such a link is refused."""
 
 
 class HarmonySetMcOptions(HarmonySetOptions):
@@ -145,13 +165,22 @@ class HarmonySetMcTask(Task):
     template_file: ClassVar[str] = "harmonyset_karma_v1"
     options_model: ClassVar[type[TaskOptions]] = HarmonySetMcOptions
 
-    def __init__(self, *, videos: str | None = None, mc_field: str = "mc", need_videos: bool = True):
+    def __init__(
+        self,
+        *,
+        videos: str | None = None,
+        mc_field: str = "mc",
+        need_videos: bool = True,
+        allow_links: bool = False,
+    ):
         self.videos = videos
         """Folder of ``<youtube id>.mp4`` (default: ``videos/`` beside the JSON)."""
         self.mc_field = mc_field
         """Name of the per-item MC list (unverified in the published file)."""
         self.need_videos = need_videos
         """A missing clip is a problem (the model cannot answer without it)."""
+        self.allow_links = allow_links
+        """Clip links may lead outside the clips folder (``find_clip``)."""
 
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
         json_path = resolve_json(path)
@@ -175,8 +204,11 @@ class HarmonySetMcTask(Task):
         def problem(field: str, reason: str) -> tuple[list[TaskItem], ItemProblem]:
             return [], ItemProblem(file=str(path), row=index + 1, field=field, reason=reason)
 
+        found, refused = find_clip(videos, pair["youtube_id"], allow_links=self.allow_links)
         clip = videos / f"{pair['youtube_id']}.mp4"
-        if self.need_videos and not clip.is_file():
+        if refused is not None:
+            return problem("video", refused)
+        if self.need_videos and found is None:
             return problem("video", f"clip {clip} not found (karma never downloads videos)")
         questions = pair["raw"].get(self.mc_field)
         if not isinstance(questions, list) or len(questions) != len(DIMENSIONS):

@@ -37,6 +37,7 @@ from karma.tasks.harmonyset import (
     OE_QUESTION,
     HarmonySetOptions,
     check_pair,
+    find_clip,
     read_items,
     resolve_json,
 )
@@ -123,9 +124,10 @@ class HarmonySetOeTask(Task):
     data_help: ClassVar[str] = "HarmonySet_Test.json (videos in videos/<youtube id>.mp4 beside it)"
     options_model: ClassVar[type[HarmonySetOptions]] = HarmonySetOptions
 
-    def __init__(self, *, videos: str | None = None, need_videos: bool = True):
+    def __init__(self, *, videos: str | None = None, need_videos: bool = True, allow_links: bool = False):
         self.videos = videos
         self.need_videos = need_videos
+        self.allow_links = allow_links
 
     def pairs(self, path: str | Path, *, lenient: bool = False) -> tuple[list[OePair], list[ItemProblem]]:
         json_path = resolve_json(path)
@@ -135,9 +137,13 @@ class HarmonySetOeTask(Task):
             pair, problem = check_pair(json_path, index, raw, seen)
             if problem is None and pair is not None:
                 clip = videos / f"{pair['youtube_id']}.mp4"
-                if self.need_videos and not clip.is_file():
+                found, refused = find_clip(videos, pair["youtube_id"], allow_links=self.allow_links)
+                if refused is not None or (self.need_videos and found is None):
                     problem = ItemProblem(
-                        file=str(json_path), row=index + 1, field="video", reason=f"clip {clip} not found"
+                        file=str(json_path),
+                        row=index + 1,
+                        field="video",
+                        reason=refused or f"clip {clip} not found",
                     )
                 else:
                     user = next((t["value"] for t in raw["conversations"] if t["from"] != "model"), "")

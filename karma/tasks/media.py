@@ -1,5 +1,10 @@
 """Media paths in task files (confined to the data folder) and conversions for models that take only
-video: a still image as a short silent mp4."""
+video: a still image as a short silent mp4.
+
+Two checks stand between a task file and the model server: ``confined_path`` on the text as written
+(no absolute path, no climbing out), then ``checked_media`` (``pipelines.media_guard``) on the file:
+resolved, under the resolved data folder unless the task option ``allow_links`` says the folder is
+made of links, and its bytes the kind of media it is used as."""
 
 from __future__ import annotations
 
@@ -8,6 +13,9 @@ import posixpath
 from pathlib import Path, PureWindowsPath
 
 from karma.core.media_write import Mp4Writer
+from pipelines.media_guard import LINKS_HELP, checked_media, media_format
+
+__all__ = ["LINKS_HELP", "checked_media", "confined_path", "media_format", "still_clip"]
 
 STILL_FRAMES = 2
 """Frames of a still clip (Qwen-style vision towers patch two frames at a time)."""
@@ -18,8 +26,8 @@ def confined_path(root: Path, value: str) -> Path:
     """``value`` (a media path written in a task file) as a path under ``root``, the data folder.
 
     ValueError for an absolute path (``/etc/hostname``, ``C:\\x``) or one that climbs out of
-    ``root`` (``../../../etc/hostname``). Checked on the text, without following symlinks, so a data
-    folder made of links (a Hugging Face snapshot) still works.
+    ``root`` (``../../../etc/hostname``). Checked on the text only: where a link inside the folder
+    leads is ``checked_media``'s part.
     """
     text = value.strip().replace("\\", "/")
     if text.startswith("/") or PureWindowsPath(value.strip()).drive:

@@ -12,7 +12,8 @@ aliases are known (:data:`COLUMN_ALIASES`), and the task option ``columns`` maps
 (``columns=truth_letter=Answer,image=img``). Tolerated and reported as notes: a BOM, renamed columns,
 lower-case truth letters and option keys, options written as Python literals (read with
 ``ast.literal_eval``), bare image file names (found in ``images/``). Image paths must stay inside the
-data folder. Arms: ``image`` (image + text, the paper's first system prompt) and ``text_only`` (the
+data folder, as written and once links are followed (``-T allow_links=true`` for a folder made of
+links, such as a Hugging Face snapshot), and each image file must hold image bytes. Arms: ``image`` (image + text, the paper's first system prompt) and ``text_only`` (the
 second), paired on the same items.
 """
 
@@ -28,7 +29,7 @@ from pydantic import Field, field_validator
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
-from karma.tasks.media import confined_path
+from karma.tasks.media import checked_media, confined_path
 from karma.tasks.options import TaskOptions
 from karma.tasks.problems import ItemProblem, Notes, pydantic_reason
 from karma.tasks.records import TaskItem
@@ -131,6 +132,9 @@ class WildScoreOptions(TaskOptions):
     columns: dict[str, str] = Field(default_factory=dict)
     """This file's header for a published column, for spellings karma does not know:
     COLUMN=HEADER[,COLUMN=HEADER...] or a JSON object (e.g. truth_letter=Answer,image=img)."""
+    allow_links: bool = False
+    """Follow image links that lead outside the data folder (a Hugging Face snapshot is a folder of
+    links into a blob store); the bytes are still checked to be an image. Off: such a link is refused."""
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -231,6 +235,7 @@ class WildScoreTask(Task):
         expect_full: bool = False,
         image_as: str = "image",
         columns: str | dict[str, str] | None = None,
+        allow_links: bool = False,
     ):
         self.need_images = need_images
         """Missing image files are problems (the image arm cannot run without them)."""
@@ -240,6 +245,8 @@ class WildScoreTask(Task):
         """``image``: an image_url part; ``video``: a 2-frame still mp4 (for video-only models)."""
         self.columns = parse_column_map(columns)
         """{published column: this file's header} for spellings karma does not know."""
+        self.allow_links = allow_links
+        """Image links may lead outside the data folder (``LINKS_HELP``)."""
 
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
         csv_path = Path(path)
@@ -319,7 +326,12 @@ class WildScoreTask(Task):
             if bare.is_file():
                 notes.add("image", f"a bare file name, found in {IMAGE_DIR}/", row_number)
                 image_path = bare
-        if self.need_images and not image_path.is_file():
+        if image_path.exists() or image_path.is_symlink():
+            try:  # a link out of the folder, or bytes that are no image, never reach the model
+                checked_media(root, image_path, "image", allow_links=self.allow_links)
+            except ValueError as exc:
+                return None, str(exc)
+        elif self.need_images:
             return None, f"file {value} not found beside {csv_path.name} (nor in {IMAGE_DIR}/)"
         return image_path, None
 

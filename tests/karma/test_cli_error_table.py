@@ -525,7 +525,7 @@ ROWS: list[Row] = [
         "validate-task-option-unknown",
         "data validate {good} --task harmonyset-mc -T need_images=false",
         2,
-        "it takes videos, need_videos, mc_field",
+        "it takes videos, need_videos, allow_links, mc_field",
     ),
     R("tasks-show-unknown", "tasks show bogus", 2, "unknown task 'bogus'"),
     # -- the task surfaces (issue 29): options a task run cannot honour, the neighbours' damaged files

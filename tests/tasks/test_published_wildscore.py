@@ -149,14 +149,17 @@ def test_image_paths_are_confined_to_the_data_folder(tmp_path, image, need_image
     assert "outside the data folder" in data.problems[0].reason or "absolute path" in data.problems[0].reason
 
 
-def test_a_symlinked_images_folder_inside_the_data_folder_still_loads(tmp_path):
-    """A Hugging Face snapshot is a folder of links into a blob store: paths are checked as written."""
+def test_a_symlinked_images_folder_loads_only_with_allow_links(tmp_path):
+    """A Hugging Face snapshot is a folder of links into a blob store: links that lead out of the data
+    folder are refused unless ``allow_links`` says the folder is made of them (issue 38, item 4)."""
     store = _write(tmp_path / "store", PUBLISHED, [ROW_DICT])
     root = tmp_path / "snapshot"
     root.mkdir()
     (root / "images").symlink_to(store / "images")
     (root / "data.csv").symlink_to(store / "data.csv")
-    data = get_task("wildscore").load(root)
+    with pytest.raises(InputError, match="outside the data folder .*allow_links=true"):
+        get_task("wildscore").load(root)
+    data = get_task("wildscore", allow_links=True).load(root)
     assert [i.id for i in data.items] == ["0001-qo3i7b"]
 
 

@@ -24,7 +24,7 @@ from tests.pipelines.conftest import scripted_server  # noqa: F401 (fixture)
 from tests.tasks.conftest import chat_reply
 
 WILDSCORE = Path(__file__).parent / "fixtures" / "wildscore"
-WILDSCORE_OPTIONS = "need_images, expect_full, image_as, columns"
+WILDSCORE_OPTIONS = "need_images, expect_full, image_as, columns, allow_links"
 
 
 def _invoke(*args: str):
@@ -78,7 +78,7 @@ def test_text_from_the_command_line_is_coerced_and_typed_values_still_work() -> 
     ("name", "options", "message"),
     [
         ("wildscore", {"bogus": "1"}, f"task wildscore has no option 'bogus'; it takes {WILDSCORE_OPTIONS}"),
-        ("harmonyset-oe", {"mc_field": "x"}, "task harmonyset-oe has no option 'mc_field'; it takes videos, need_videos"),
+        ("harmonyset-oe", {"mc_field": "x"}, "task harmonyset-oe has no option 'mc_field'; it takes videos, need_videos, allow_links"),
         ("karma-mv", {"k": "3"}, "task karma-mv takes no options (-T), got 'k'"),
         ("aimoclips", {"x": "1"}, "task aimoclips takes no options"),
         ("wildscore", {"need_images": "maybe"}, "task wildscore option need_images='maybe': Input should be a valid boolean"),
@@ -175,7 +175,7 @@ def test_a_valid_option_reaches_the_task_and_the_run_records_it_with_the_seed(
     assert config["config"]["task_options"] == {"need_images": False}
     resolved = config["task_options_resolved"]  # every option with the value used, defaults included
     assert resolved["need_images"] is False and resolved["image_as"] == "image" and set(resolved) == {
-        "need_images", "expect_full", "image_as", "columns"}  # fmt: skip
+        "need_images", "expect_full", "image_as", "columns", "allow_links"}  # fmt: skip
     assert [body["seed"] for body in server.bodies] == [3, 3]
 
 
@@ -197,7 +197,7 @@ def test_tasks_show_lists_the_options_with_type_default_and_meaning() -> None:
     harmonyset = json.loads(_invoke("tasks", "show", "harmonyset-mc", "--json").output)
     assert harmonyset["paper_comparable"] is False
     assert [(o["name"], o["default"]) for o in harmonyset["options"]] == [
-        ("videos", None), ("need_videos", True), ("mc_field", "mc"),
+        ("videos", None), ("need_videos", True), ("allow_links", False), ("mc_field", "mc"),
     ]  # fmt: skip
 
 
