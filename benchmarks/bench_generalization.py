@@ -2,7 +2,8 @@
 
 Every world is drawn from a seed by ``karma.synth.family.draw_family_world`` on the default world's
 variables (its own rule set: two numeric rules of unequal strength with random signs, a key-state
-rule, an action and an object rule, a non-causal trend, one independent visual variable) and
+rule, an action-state rule, an action and an object rule, a non-causal trend, one independent visual
+variable) and
 generated under one of the settings below (docs/synth.md, "Family settings"). For each world and
 size it builds the fold graphs exactly as an evaluation does (``karma.eval.graphs.GraphPlan``: fold
 I built without fold I's videos), scores each against the world's ``rules.json``
@@ -28,7 +29,7 @@ Settings (``--settings``, comma list; default ``free,templated``):
 
 Goals (issue 37): on free-worded worlds at 300 videos the reader answers >= 85 % overall and >= 80 %
 of each type; on worlds with music at the cut at 300 videos every fold keeps >= 4 of 5 rules with
-precision >= 0.95.
+precision >= 0.95 (here: >= 80 % of the rules, 5 of the family's 6).
 
 Run: ``.venv/bin/python benchmarks/bench_generalization.py --videos 300 --worlds 3 [--seeds dev]``
 (about a minute per world at 300 videos and 300 questions on 2 cores).
@@ -37,6 +38,7 @@ Run: ``.venv/bin/python benchmarks/bench_generalization.py --videos 300 --worlds
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 import time
@@ -49,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[1]
 TYPES = ("evidential", "predictive", "counterfactual")
-GOAL_OVERALL, GOAL_TYPE, GOAL_RULES, GOAL_PRECISION = 0.85, 0.80, 4, 0.95
+GOAL_OVERALL, GOAL_TYPE, GOAL_RULE_SHARE, GOAL_PRECISION = 0.85, 0.80, 0.8, 0.95
 SETTINGS: dict[str, dict[str, object]] = {
     "free": {"wording": "free", "units": "published", "timing": {}},
     "templated": {"wording": "templated", "units": "unit", "timing": {}},
@@ -233,11 +235,14 @@ def print_goals(rows: list[Row]) -> None:
         )
     at_cut = [r for r in rows if not SETTINGS[r.setting]["timing"] and r.videos >= 300]
     if at_cut:
-        ok = all(min(r.kept) >= GOAL_RULES and min(r.precision) >= GOAL_PRECISION for r in at_cut)
+        ok = all(
+            min(r.kept) >= math.ceil(GOAL_RULE_SHARE * r.n_rules) and min(r.precision) >= GOAL_PRECISION
+            for r in at_cut
+        )
         print(
-            f"goal: every fold keeps >= {GOAL_RULES} of the rules as causes with precision >= "
-            f"{GOAL_PRECISION} on worlds with music at the cut at 300+ videos ({len(at_cut)} rows): "
-            f"{'met' if ok else 'NOT met'}"
+            f"goal: every fold keeps >= {100 * GOAL_RULE_SHARE:.0f} % of the rules (5 of 6, 4 of 5) as causes "
+            f"with precision >= {GOAL_PRECISION} on worlds with music at the cut at 300+ videos "
+            f"({len(at_cut)} rows): {'met' if ok else 'NOT met'}"
         )
 
 

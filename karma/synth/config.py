@@ -253,7 +253,29 @@ class KeyStateRule(_Strict):
     """Probability that the rule sets the mode when its cause happens."""
 
 
-Rule = Annotated[NumericRule | ActionRule | ObjectRule | ModeRule | KeyStateRule, Field(discriminator="kind")]
+class ActionStateRule(_Strict):
+    """A state cause: while the main action is a label, the key is in a mode (a state-valued effect).
+
+    "While the performer is dancing, the key is minor": in a scene whose main action is ``action``, the
+    scene is in ``state`` with ``probability`` (a flip to the relative key when the past scene was in
+    the other mode, nothing when it already was). The true edge joins the state events
+    ``visual:action:is:<action>`` and ``music:mode:is:<state>``: neither needs a change across the cut,
+    so a test of "the effect follows the cause's change" cannot see it; a state test can.
+    """
+
+    kind: Literal["action_state"] = "action_state"
+    action: str
+    """Action label (the cause is the current scene's main action being it)."""
+    state: Literal["major", "minor"]
+    """The mode the scene is in while the action holds."""
+    probability: float = Field(gt=0, le=1)
+    """Probability that the rule sets the mode in a scene with that action."""
+
+
+Rule = Annotated[
+    NumericRule | ActionRule | ObjectRule | ModeRule | KeyStateRule | ActionStateRule,
+    Field(discriminator="kind"),
+]
 
 
 class TrendConfig(_Strict):
@@ -386,7 +408,8 @@ class WorldConfig(_Strict):
     @property
     def mode_form(self) -> str:
         """``state`` when the world's key rules have state-valued effects (``music:mode:is:minor``)."""
-        return "state" if any(isinstance(rule, KeyStateRule) for rule in self.rules) else "change"
+        states = (KeyStateRule, ActionStateRule)
+        return "state" if any(isinstance(rule, states) for rule in self.rules) else "change"
 
     @model_validator(mode="after")
     def _consistent(self) -> WorldConfig:
@@ -425,6 +448,8 @@ class WorldConfig(_Strict):
                 problems.append(f"{where}.effect: {rule.effect!r} is not a musical variable of this world")
             if isinstance(rule, ActionRule) and rule.to not in self.action.labels:
                 problems.append(f"{where}.to: {rule.to!r} is not in action.labels")
+            if isinstance(rule, ActionStateRule) and rule.action not in self.action.labels:
+                problems.append(f"{where}.action: {rule.action!r} is not in action.labels")
             if isinstance(rule, ObjectRule) and rule.appears not in self.objects.labels:
                 problems.append(f"{where}.appears: {rule.appears!r} is not in objects.labels")
         for i, trend in enumerate(self.trends):
@@ -442,9 +467,10 @@ class WorldConfig(_Strict):
         if len(action_forms) > 1:
             problems.append("rules: action rules mix form 'pairs' and 'target'; use one form per world")
         kinds = {type(rule) for rule in self.rules}
-        if ModeRule in kinds and KeyStateRule in kinds:
+        if ModeRule in kinds and (KeyStateRule in kinds or ActionStateRule in kinds):
             problems.append(
-                "rules: 'mode' (change) and 'key_state' (state) rules in one world; use one convention"
+                "rules: 'mode' (change) and 'key_state' / 'action_state' (state) rules in one world; "
+                "use one convention"
             )
         problems += _feature_key_problems(self.feature_keys)
         for key in self.option_texts:

@@ -17,6 +17,7 @@ import numpy as np
 
 from karma.synth.config import (
     ActionRule,
+    ActionStateRule,
     KeyStateRule,
     ModeRule,
     NumericRule,
@@ -299,6 +300,11 @@ class _Simulator:
                 cause_happened = self.visual_dir[rule.cause][idx, s] == _sign(rule.when, "up")
                 applied = cause_happened & (rng.random(n) < rule.probability)
                 flip_mode = np.where(applied, prev_minor != (rule.state == "minor"), flip_mode)
+            elif isinstance(rule, ActionStateRule):
+                # While the action holds, the rule sets the mode (the action of scene s is drawn already).
+                holds = self.action[idx, s] == self.label_index[rule.action]
+                applied = holds & (rng.random(n) < rule.probability)
+                flip_mode = np.where(applied, prev_minor != (rule.state == "minor"), flip_mode)
         new_minor = prev_minor ^ flip_mode
         # A mode flip goes to the relative key (C major <-> A minor): three semitones down or up.
         new_tonic = self.tonic[idx, s - 1] + np.where(flip_mode, np.where(prev_minor, 3, -3), 0)
@@ -328,6 +334,9 @@ class _Simulator:
             elif isinstance(rule, KeyStateRule):
                 cause_happened = self.visual_dir[rule.cause][idx, s] == _sign(rule.when, "up")
                 fired |= cause_happened & (self.minor[idx, s] == (rule.state == "minor"))
+            elif isinstance(rule, ActionStateRule):
+                holds = self.action[idx, s] == self.label_index[rule.action]
+                fired |= holds & (self.minor[idx, s] == (rule.state == "minor"))
         return fired
 
     def counterfactual_possible(self, cut: _Cut) -> np.ndarray:
@@ -340,6 +349,13 @@ class _Simulator:
             _, variable, direction = cause.split(":", 2)
             if variable in self.world.visual:
                 possible |= self._visual_cause_possible(cut, variable, direction, effects)
+            elif variable == "action" and direction.startswith("is:"):
+                # "Had the action been X": possible where it is not X, unless a rival sets the other mode.
+                label = direction[3:]
+                effect_ok = np.zeros(cut.idx.size, dtype=bool)
+                for effect in effects:
+                    effect_ok |= ~self.rival_state(cut.idx, cut.s, "action", effect.rsplit(":", 1)[1])
+                possible |= (cut.new_action != self.label_index[label]) & effect_ok
             elif variable == "action":
                 source, target = direction.split("->", 1)
                 if source == "*":
@@ -387,6 +403,8 @@ class _Simulator:
         for rule in self.world.rules:
             if isinstance(rule, KeyStateRule) and rule.cause != variable and rule.state != state:
                 rival |= self.visual_dir[rule.cause][idx, s] == _sign(rule.when, "up")
+            elif isinstance(rule, ActionStateRule) and variable != "action" and rule.state != state:
+                rival |= self.action[idx, s] == self.label_index[rule.action]
         return rival
 
     def run(self, videos: np.ndarray) -> tuple[np.ndarray, int]:

@@ -3,8 +3,9 @@
 karma's shipped worlds each hold one hand-written rule set, so a builder or reader developed on them
 can fit their rules. :func:`draw_family_world` draws a new rule set for every seed, in the forms other
 data has: two numeric rules of unequal strength with random signs (counter-intuitive ones as often
-as not), a state-valued key rule ("contrast rises -> the key is minor"), an action shift and an object
-appearance with a random direction, and a planted **non-causal** co-movement (a hidden regime moving
+as not), a state-valued key rule ("contrast rises -> the key is minor"), a state cause ("while the
+performer is dancing, the key is major"), an action shift and an object appearance with a random
+direction, and a planted **non-causal** co-movement (a hidden regime moving
 colour saturation and a musical variable together), while one visual variable is left **independent**
 of everything (no rule, no trend: a builder must not make it a cause). The base world (default:
 ``data/worlds/default.yaml``) gives the variables, labels and dynamics; the settings of
@@ -21,6 +22,7 @@ import numpy as np
 
 from karma.synth.config import (
     ActionRule,
+    ActionStateRule,
     KeyStateRule,
     NumericRule,
     ObjectRule,
@@ -73,12 +75,22 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
             probability=round(float(rng.uniform(0.7, 0.9)), 2),
         )
     )
+    labels = list(base.action.labels)
+    rng.shuffle(labels)
+    # A state cause: while the main action is a label, the key is in a mode.
+    rules.append(
+        ActionStateRule(
+            action=labels[1],
+            state="minor" if rng.random() < 0.5 else "major",
+            probability=round(float(rng.uniform(0.7, 0.9)), 2),
+        )
+    )
     action_effect = effects[2]
     cfg = base.music[action_effect]
     rules.append(
         ActionRule(
             form="target",
-            to=_pick(rng, base.action.labels),
+            to=labels[0],
             effect=action_effect,
             direction="up" if rng.random() < 0.5 else "down",
             shift=round(float(cfg.scale * rng.uniform(1.4, 2.0)), 2),
@@ -111,7 +123,7 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
     description = (
         f"Family world drawn from seed {seed} on {base.name!r}: numeric rules {numeric_causes[0]} -> "
         f"{effects[0]} and {numeric_causes[1]} -> {effects[1]} (random signs), {state_cause} sets the key, "
-        f"an action shift and an object move the music; {TREND_VISUAL} and {trend_music} share a hidden "
+        f"so does the action being {labels[1]}; an action shift and an object move the music; {TREND_VISUAL} and {trend_music} share a hidden "
         f"regime (not causal); {independent} is independent of everything."
     )
     return base.model_copy(

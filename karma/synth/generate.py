@@ -472,6 +472,9 @@ def _cut(world: WorldConfig, sim: Simulation, truth: GroundTruth, v: int, s: int
     if action_before != action_after:
         source = "*" if world.action_form == "target" else action_before
         visual_events.append(visual_event("action", f"{source}->{action_after}"))
+    if any(rule.kind == "action_state" for rule in world.rules):
+        # A state cause holds in the current scene whether or not the action changed.
+        visual_events.append(visual_event("action", f"is:{action_after}"))
     objects = world.objects.labels
     objects_before = {objects[j] for j in np.nonzero(sim.objects[v, s - 1])[0]}
     objects_after = {objects[j] for j in np.nonzero(sim.objects[v, s])[0]}

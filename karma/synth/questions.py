@@ -193,6 +193,8 @@ class QuestionMaker:
 
     def describe_visual(self, event_id: str, cut: Cut) -> str:
         _, variable, direction = event_id.split(":", 2)
+        if variable == "action" and direction.startswith("is:"):
+            return f"the main action is {direction[3:]}"
         if variable == "action":
             return f"the main action went {cut.action_before} → {cut.action_after}"
         if variable == "object":
@@ -350,6 +352,8 @@ class QuestionMaker:
         if variable in cut.visual_before:
             moved = [e for e in cut.visual_events if e.split(":")[1] == variable]
             text = phraser.clause(moved[0]) if moved else phraser.stays(variable)
+        elif variable == "action" and cause.split(":", 2)[2].startswith("is:"):
+            return f"the performer is {cut.action_after}"
         elif variable == "action":
             if cut.action_after == cut.action_before:
                 text = f"the performer keeps {cut.action_before}"
@@ -401,6 +405,8 @@ class QuestionMaker:
             f"{self.title(effect)} (rule strength {self._strength(cause, effect):.2f}), and the current scene "
             f"shows it: {self.describe_music(effect, cut)}. The other options are not effects of this change."
         )
+        if self.phraser is not None:
+            explanation = self.phraser.explanation("cause_to_effect", cause, effect, cut.action_before)
         return DraftQuestion(
             "Evidence Reasoning", text, options, letter, explanation, "cause_to_effect",
             [cause], effect, effect, option_events,
@@ -434,6 +440,8 @@ class QuestionMaker:
             f"{self.title(effect)} {self.where} (rule strength {self._strength(cause, effect):.2f}), and it "
             f"happened: {self.describe_visual(cause, cut)}. The other options did not happen or do not cause it."
         )
+        if self.phraser is not None:
+            explanation = self.phraser.explanation("effect_to_cause", cause, effect, cut.action_before)
         return DraftQuestion(
             "Evidence Reasoning", text, options, letter, explanation, "effect_to_cause",
             [cause], effect, cause, option_events,
@@ -459,6 +467,8 @@ class QuestionMaker:
             f"(rule strength {self._strength(cause, effect):.2f}). The hidden audio indeed shows it: "
             f"{self.describe_music(effect, cut)}."
         )
+        if self.phraser is not None:
+            explanation = self.phraser.explanation("predictive", cause, effect, cut.action_before)
         return DraftQuestion(
             "Predictive", text, options, letter, explanation, "cause_to_effect",
             [cause], effect, effect, option_events,
@@ -485,6 +495,13 @@ class QuestionMaker:
                 after = self._fmt(cut.visual_after[variable], d)
                 happened = f"{name} went {self._fmt(before, d)} → {after}"
                 instead = f"{name} had instead gone {self._fmt(before, d)} → {self._fmt(alternative, d)}"
+                out.append((cause, happened, instead))
+            elif variable == "action" and direction.startswith("is:"):
+                label = direction[3:]
+                if cut.action_after == label:
+                    continue
+                happened = f"the main action was {cut.action_after}"
+                instead = f"the main action had instead been {label}"
                 out.append((cause, happened, instead))
             elif variable == "action":
                 source, target = direction.split("->", 1)
@@ -569,6 +586,8 @@ class QuestionMaker:
             f"The alternative would be {self.title(cause)}, which {self.where} causes {self.title(effect)} "
             f"(rule strength {self._strength(cause, effect):.2f}). The other options are not effects of that change."
         )
+        if self.phraser is not None:
+            explanation = self.phraser.explanation("counterfactual", cause, effect, cut.action_before)
         return DraftQuestion(
             "Counterfactual", text, options, letter, explanation, "counterfactual",
             [cause], effect, effect, option_events,

@@ -16,6 +16,7 @@ from typing import Any
 
 from karma.synth.config import (
     ActionRule,
+    ActionStateRule,
     KeyStateRule,
     ModeRule,
     NumericRule,
@@ -109,6 +110,9 @@ def _rule_edges(world: WorldConfig, i: int, rule: Any) -> list[TrueEdge]:
     if isinstance(rule, KeyStateRule):
         cause = visual_event(rule.cause, rule.when)
         return [TrueEdge(cause, music_event("mode", f"is:{rule.state}"), rule.probability, i, "key_state")]
+    if isinstance(rule, ActionStateRule):
+        cause = visual_event("action", f"is:{rule.action}")
+        return [TrueEdge(cause, music_event("mode", f"is:{rule.state}"), rule.probability, i, "action_state")]
     return []
 
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from karma.core.events import parse_event_id
-from karma.synth.config import ActionRule, KeyStateRule, ModeRule, NumericRule, ObjectRule, WorldConfig
+from karma.synth.config import (
+    ActionRule,
+    ActionStateRule,
+    KeyStateRule,
+    ModeRule,
+    NumericRule,
+    ObjectRule,
+    WorldConfig,
+)
 from karma.synth.truth import GroundTruth, flip, music_event, visual_event
 
 RULES_FORMAT = "karma-rules/1"
@@ -43,6 +51,9 @@ def _claims(world: WorldConfig) -> list[dict[str, Any]]:
             cause, effect = visual_event(rule.cause, rule.when), music_event("mode", rule.direction)
         elif isinstance(rule, KeyStateRule):
             cause, effect = visual_event(rule.cause, rule.when), music_event("mode", f"is:{rule.state}")
+        elif isinstance(rule, ActionStateRule):
+            cause = visual_event("action", f"is:{rule.action}")
+            effect = music_event("mode", f"is:{rule.state}")
         else:  # pragma: no cover - the Rule union is closed
             raise TypeError(f"unknown rule {rule!r}")
         claims.append(

@@ -127,6 +127,10 @@ ACTION_TARGET = (
     "the performer starts {b}", "someone begins {b}", "the person switches to {b}", "{b} takes over on screen",
     "the on-screen activity becomes {b}", "we now see someone {b}",
 )  # fmt: skip
+ACTION_STATE = (
+    "the performer is {b}", "someone on screen is {b}", "the person in the shot is {b}",
+    "the main activity is {b}", "we see someone {b}",
+)  # fmt: skip
 OBJECT_APPEARS = (
     "{an} {x} comes into view", "{an} {x} shows up in the shot", "{an} {x} enters the frame",
     "we now see {an} {x}", "{an} {x} turns up on screen", "{an} {x} pops into the picture",
@@ -158,6 +162,29 @@ QUESTION_FRAMES: dict[str, tuple[str, ...]] = {
         "{Happened}. What if {instead} instead? Which change in the soundtrack would that bring?",
         "{Happened}. Had it gone differently, so that {instead}, what would the music have done?",
         "Picture the cut again: {happened}. Imagine {instead}. Which musical change would follow?",
+    ),
+}
+# Explanation frames per question form: the rule in the grammar's words, never an event title.
+EXPLANATION_FRAMES: dict[str, tuple[str, ...]] = {
+    "cause_to_effect": (
+        "{Cause}, and in these videos that is what makes {effect}.",
+        "Because {cause}, {effect}; the other changes are not caused by it.",
+        "{Cause}. Here that change goes with {effect}, and this scene shows it.",
+    ),
+    "effect_to_cause": (
+        "{Effect} because {cause}; the other options did not happen or do not do that.",
+        "Of the options only this one explains it: {cause}, which makes {effect}.",
+        "{Cause}, and in these videos that is what makes {effect}.",
+    ),
+    "predictive": (
+        "{Cause}, and in these videos that makes {effect}, as the hidden audio confirms.",
+        "Since {cause}, expect that {effect}.",
+        "{Cause}; that change is followed by this: {effect}.",
+    ),
+    "counterfactual": (
+        "Had it happened that {cause}, then {effect}; the other options are not what that change brings.",
+        "In these videos, when {cause}, {effect}.",
+        "The alternative change would make {effect}, since {cause} does that here.",
     ),
 }
 STAYS = ("stays about the same", "barely changes", "hardly moves", "holds steady")
@@ -199,6 +226,8 @@ class Phraser:
         """A lower-case clause stating the change (``the mix noticeably swells``)."""
         rng = self.rng
         _, variable, direction = event_id.split(":", 2)
+        if variable == "action" and direction.startswith("is:"):
+            return rng.choice(ACTION_STATE).format(b=direction[3:])
         if variable == "action" and "->" in direction:
             a, b = direction.split("->", 1)
             if a == "*" and action_before is not None and action_before != b:
@@ -235,6 +264,15 @@ class Phraser:
         """A clause saying a numeric variable did not move across the cut."""
         subjects = SUBJECTS.get(variable, (f"the {variable.replace('_', ' ')}",))
         return f"{self.rng.choice(subjects)} {self.rng.choice(STAYS)}"
+
+    def explanation(self, form: str, cause: str, effect: str, action_before: str | None = None) -> str:
+        """Why the answer is right, in the grammar's words (the builder's text relations get no titles)."""
+        frame = self.rng.choice(EXPLANATION_FRAMES[form])
+        cause_text = self.clause(cause, action_before=action_before)
+        effect_text = self.clause(effect)
+        return frame.format(
+            cause=cause_text, Cause=_cap(cause_text), effect=effect_text, Effect=_cap(effect_text)
+        )
 
     def question(self, form: str, **parts: str) -> str:
         """A question of ``form`` from its frame; ``parts`` fill ``seen`` / ``heard`` / ``happened`` /

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from karma.core.events import parse_event_id
 from karma.synth import generate, load_world, resolve_world
-from karma.synth.config import IntRange, TimingConfig, dump_world
+from karma.synth.config import ActionStateRule, IntRange, TimingConfig, dump_world
 from karma.synth.dynamics import simulate
 from karma.synth.family import DEVELOPMENT_SEEDS, REPORTED_SEEDS, draw_family_world
 from karma.synth.wording import opposite_event
@@ -185,14 +185,17 @@ def test_family_worlds_are_drawn_from_the_seed(tmp_path: Path) -> None:
     assert not set(DEVELOPMENT_SEEDS) & set(REPORTED_SEEDS)
     for world in worlds.values():
         kinds = [rule.kind for rule in world.rules]
-        assert kinds == ["numeric", "numeric", "key_state", "action", "object"]
+        assert kinds == ["numeric", "numeric", "key_state", "action_state", "action", "object"]
         strengths = [rule.strength for rule in world.rules if rule.kind == "numeric"]
         assert strengths[0] < strengths[1]  # unequal strengths
         used = {getattr(rule, "cause", None) for rule in world.rules} | {t.visual for t in world.trends}
         assert set(world.visual) - used, "one visual variable is left independent of everything"
     generate(worlds[12].model_copy(update={"wording": "free"}), tmp_path, videos=20, seed=12)
     rules = json.loads((tmp_path / "rules.json").read_text())
-    assert len(rules["rules"]) == 7  # two numeric rules in both directions, three others
+    assert len(rules["rules"]) == 8  # two numeric rules in both directions, four others
+    assert {"visual:action:is:" + worlds[12].rules[3].action} == {
+        r["cause"] for r in rules["rules"] if r["kind"] == "action_state"
+    }
     truth = json.loads((tmp_path / "ground_truth.json").read_text())
     assert truth["world"] == "family-12" and truth["non_causal"]
     signs = {
@@ -217,3 +220,41 @@ def test_cli_family_and_settings(tmp_path: Path) -> None:
     assert config["timing"] == {"music_lag": 0.3, "visual_drift": 0.5}
     bad = runner.invoke(app, [*args, "--units", "inches"])
     assert bad.exit_code == 2 and "--units" in bad.output
+
+
+def test_action_state_rule_sets_the_key_while_the_action_holds(tmp_path: Path) -> None:
+    base = load_world(TINY)
+    rules = [r for r in base.rules if r.kind != "mode"]
+    rules.append(ActionStateRule(action="dancing", state="minor", probability=0.9))
+    world = base.model_copy(update={"rules": rules, "wording": "free"})
+    generate(world, tmp_path, videos=60, seed=21)
+    minor = {True: [0, 0], False: [0, 0]}
+    for path in sorted(tmp_path.glob("*_causal_features.json")):
+        scenes = list(json.loads(path.read_text())["Scenes"].values())
+        for scene in scenes[1:]:
+            dancing = scene["Action"][0]["label"] == "dancing"
+            minor[dancing][0] += scene["Key"].endswith("minor")
+            minor[dancing][1] += 1
+    assert minor[True][0] / minor[True][1] > 0.85 > 0.6 > minor[False][0] / minor[False][1]
+    claims = json.loads((tmp_path / "rules.json").read_text())["rules"]
+    assert {"cause": "visual:action:is:dancing", "effect": "music:mode:is:minor"}.items() <= claims[
+        -1
+    ].items()
+    truth = _truth(tmp_path)
+    edges = {
+        (e["cause"], e["effect"])
+        for e in json.loads((tmp_path / "ground_truth.json").read_text())["causal_edges"]
+    }
+    asked = [t for t in truth if t["cause_events"] == ["visual:action:is:dancing"]]
+    assert {t["type"] for t in asked} >= {"counterfactual", "predictive"}
+    for t in truth:
+        cause, answer = t["cause_events"][0], t["answer_event"]
+        assert (
+            (answer, t["effect_event"]) in edges
+            if t["form"] == "effect_to_cause"
+            else (cause, answer) in edges
+        )
+    # Free wording words the explanations too: no event title of the truth in any of them.
+    titles = {parse_event_id(e).title for pair in edges for e in pair}
+    for q in _questions(tmp_path):
+        assert not any(title in q["explanation"] for title in titles), q["explanation"]
