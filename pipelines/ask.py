@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from karma.core.errors import RunError
 from karma.core.paths import cache_dir, project_file, project_root
 from karma.core.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
 from pipelines import assembly
@@ -234,6 +235,26 @@ SMALL_DATA_TRANSITIONS = 50
 SMALL_DATA_MIN_SUPPORT = 2
 
 
+def cached_graph_file(
+    data_dir: Path, exclude: list[str], cache_dir: Path | None, min_support: int | None
+) -> Path:
+    """Where :func:`build_graph_cached` keeps the graph built from ``data_dir`` without ``exclude``."""
+    key = _dataset_key(data_dir, [*exclude, f"min_support={min_support}"])
+    return (cache_dir / "graphs" if cache_dir else _graph_cache()) / key / "graph.json"
+
+
+def graph_file(config: AskConfig, transition: Transition, data_dir: Path | None) -> Path | None:
+    """The graph file or folder :func:`resolve_graph` reads (same order): what ``karma graph push``
+    must push before ``--retriever neo4j-hybrid`` can answer from it."""
+    if config.graph_dir is not None:
+        return config.graph_dir
+    if data_dir is None:
+        return None
+    if data_dir.resolve() == SAMPLE_DIR.resolve() and SAMPLE_GRAPH_DIR.exists():
+        return SAMPLE_GRAPH_DIR
+    return cached_graph_file(data_dir, [transition.video_id], config.cache_dir, config.min_support)
+
+
 def build_graph_cached(
     data_dir: Path, exclude: list[str], cache_dir: Path | None, min_support: int | None = None
 ) -> tuple[Any, str]:
@@ -241,9 +262,7 @@ def build_graph_cached(
     from graph import BuildConfig, build_graph, read_json, write_json
     from karma.data import load_dataset
 
-    key = _dataset_key(data_dir, [*exclude, f"min_support={min_support}"])
-    cache = (cache_dir / "graphs" if cache_dir else _graph_cache()) / key
-    cached = cache / "graph.json"
+    cached = cached_graph_file(data_dir, exclude, cache_dir, min_support)
     if cached.is_file():
         return read_json(cached), f"built from {data_dir} without {', '.join(exclude)} (cached {cached})"
     dataset = load_dataset(data_dir, lenient=True)
@@ -325,7 +344,22 @@ class AskSession:
         timings["graph"] = time.perf_counter() - tick
 
         tick = time.perf_counter()
-        retriever = self.retriever(config, graph) if config.use_graph else None
+        try:
+            retriever = self.retriever(config, graph) if config.use_graph else None
+        except RunError as exc:
+            from graph.neo4j.errors import Neo4jGraphMismatchError
+
+            if not isinstance(exc, Neo4jGraphMismatchError):
+                raise
+            # neo4j-hybrid: the database holds another graph than the one this ask reads (a held-out
+            # graph built on the fly, say): name exactly what to push.
+            raise Neo4jGraphMismatchError(
+                f"Neo4j holds graph {exc.held}, but this ask reads graph {exc.wanted}, {graph_source}: "
+                f"push it first with karma graph push {graph_file(config, transition, data_dir)} --embeddings "
+                "(or pass --graph with the folder you pushed)",
+                held=exc.held,
+                wanted=exc.wanted,
+            ) from exc
         timings["retriever"] = time.perf_counter() - tick
 
         tick = time.perf_counter()
