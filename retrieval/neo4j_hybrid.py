@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graph.model import CausalGraph, CkgEdge
+from graph.neo4j.errors import KarmaNeo4jError, Neo4jGraphMismatchError
 from graph.neo4j.schema import EDGE_PROPERTIES, GRAPH_LABEL, NODE_LABEL, RELATION_TYPES, edge_from_props
 from graph.neo4j.vectors import GRAPH_NAME, NODE_VECTOR_INDEX, relationship_vector_index
 from retrieval.ann import SIM_DECIMALS
@@ -143,8 +144,13 @@ FACT_QUERY = (
 )
 
 
-class Neo4jRetrievalError(RuntimeError):
-    """The database cannot answer (no pushed graph, no embeddings, another graph or model)."""
+class Neo4jRetrievalError(KarmaNeo4jError):
+    """The database cannot answer (no pushed graph, no embeddings, another graph or model): one line,
+    exit code 1, naming what to push."""
+
+
+class Neo4jGraphMismatch(Neo4jRetrievalError, Neo4jGraphMismatchError):
+    """The database holds another graph than the one this retriever was asked to read."""
 
 
 class _Titles:
@@ -210,8 +216,11 @@ class Neo4jHybridRetriever(Retriever):
         provenance = records[0]["g"]
         self.content_hash: str = provenance["hash"]
         if expected_hash is not None and expected_hash != self.content_hash:
-            raise Neo4jRetrievalError(
-                f"Neo4j holds graph {self.content_hash}, not {expected_hash}: karma graph push GRAPH_DIR --embeddings"
+            raise Neo4jGraphMismatch(
+                f"Neo4j holds graph {self.content_hash}, not the graph this command reads ({expected_hash}): "
+                "push that graph with karma graph push GRAPH_DIR --embeddings",
+                held=self.content_hash,
+                wanted=expected_hash,
             )
         if provenance.get("embedding_hash") != self.content_hash:
             raise Neo4jRetrievalError(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from graph.model import CausalGraph
+from graph.neo4j.caption import EDGE_VIEW_PROPERTIES, edge_view_rows, node_captions
 from graph.neo4j.errors import GraphPushError
 from graph.neo4j.schema import (
     EDGE_PROPERTIES,
@@ -89,7 +90,7 @@ def node_merge_query(kind: str) -> str:
     others = ":".join(v for v in KIND_LABELS.values() if v != label)
     return (
         f"UNWIND $rows AS row MERGE (n:{NODE_LABEL} {{id: row.id}}) "
-        f"SET {_assignments('n', NODE_PROPERTIES)} REMOVE n:{others} SET n:{label}"
+        f"SET {_assignments('n', NODE_PROPERTIES)}, n.caption = row.caption REMOVE n:{others} SET n:{label}"
     )
 
 
@@ -99,7 +100,8 @@ def edge_merge_query(relation: str) -> str:
     return (
         f"UNWIND $rows AS row "
         f"MATCH (a:{NODE_LABEL} {{id: row.source}}) MATCH (b:{NODE_LABEL} {{id: row.target}}) "
-        f"MERGE (a)-[r:{rel_type} {{id: row.id}}]->(b) SET {_assignments('r', EDGE_PROPERTIES)}"
+        f"MERGE (a)-[r:{rel_type} {{id: row.id}}]->(b) SET {_assignments('r', EDGE_PROPERTIES)}, "
+        + ", ".join(f"r.{name} = row.view.{name}" for name in EDGE_VIEW_PROPERTIES)
     )
 
 
@@ -207,12 +209,16 @@ def push_graph(
         _delete_stale(session, report, graph, batch_size)
 
         # Parameter rows first, so node_seconds / edge_seconds time the database writes alone.
+        # Display properties beside the CKG's own (graph.neo4j.caption): Browser captions, and a
+        # text_relation twin merged into its cause for reading.
+        captions = node_captions(graph)
+        views = edge_view_rows(graph)
         node_rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KIND_LABELS}
         for key in sorted(graph.nodes):
-            node_rows[graph.nodes[key].kind].append(node_row(graph.nodes[key]))
+            node_rows[graph.nodes[key].kind].append({**node_row(graph.nodes[key]), "caption": captions[key]})
         edge_rows: dict[str, list[dict[str, Any]]] = {relation: [] for relation in RELATION_TYPES}
         for key in sorted(graph.edges):
-            edge_rows[graph.edges[key].relation].append(edge_row(graph.edges[key]))
+            edge_rows[graph.edges[key].relation].append({**edge_row(graph.edges[key]), "view": views[key]})
 
         t0 = time.perf_counter()
         for kind, rows in node_rows.items():
