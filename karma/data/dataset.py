@@ -102,6 +102,14 @@ def load_dataset(
     it (the VLM pipeline, which never reads features) feature problems are warnings and remove nothing.
     """
     root = Path(path)
+    from karma.core.errors import InputError
+    from karma.core.staging import UNFINISHED, is_unfinished
+
+    if root.is_dir() and is_unfinished(root):  # a fragment of an interrupted `karma qa make`
+        raise InputError(
+            f"{root}: an unfinished output folder ({UNFINISHED}: its writer was killed before the set was "
+            "complete); not a dataset. Rerun the command that writes it"
+        )
     qa_paths, feature_paths, _ = discover_files(root)
     if root.is_file() and not qa_paths and not feature_paths:
         qa_paths = [root]  # a QA file under another name: read it as QA

@@ -37,6 +37,7 @@ from karma.core.records import (
     normalize_question_type,
     transition_id,
 )
+from karma.core.staging import staged_folder
 from karma.data.grounding import GROUNDING
 from karma.qa.grounding import GraphSource, fold_sources, given_source, graph_truth, rule_id
 from karma.synth.questions import ASSOCIATION
@@ -261,22 +262,26 @@ def _aggregated(source: GraphSource) -> list[str]:
     return [str(v) for v in raw] if isinstance(raw, list) else ["action"]
 
 
-def _prepare_out(out: Path, videos: set[str]) -> None:
-    """Refuse a folder holding Karma-MV files that are not ours; remove our stale ones."""
-    out.mkdir(parents=True, exist_ok=True)
+def _old_set(out: Path) -> set[str]:
+    """The names of the set a previous ``karma qa make`` wrote in ``out`` (replaced as a whole);
+    refuses a folder holding Karma-MV files that karma qa make did not write."""
+    if not out.is_dir():
+        return set()
     ours = (out / MANIFEST).is_file()
+    names = set()
     for path in sorted(out.iterdir()):
         if not path.is_file():
             continue
         video = path.name.removesuffix("_qa.json").removesuffix("_causal_features.json")
-        if video == path.name or video in videos:
+        if video == path.name and path.name not in (GROUNDING, MANIFEST):
             continue
         if not ours:
             raise _fail(
                 f"{out}: holds Karma-MV files that karma qa make did not write (e.g. {path.name}); "
                 "use an empty or new output folder"
             )
-        path.unlink()
+        names.add(path.name)
+    return names
 
 
 def bias_check(
@@ -339,11 +344,28 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
     if worst and not config.allow_bias:
         raise AnswerBiasError(f"refusing to write {len(made.questions)} questions: {worst}")
 
-    _prepare_out(config.out, set(made.qa_files))
-    for video, items in made.qa_files.items():
-        atomic_write_text(config.out / f"{video}_qa.json", json.dumps(items, ensure_ascii=False))
-        atomic_write_bytes(config.out / f"{video}_causal_features.json", feature_paths[video].read_bytes())
-    atomic_write_text(config.out / GROUNDING, "\n".join(made.grounding) + "\n")
+    # The set is written in a staging folder and swapped in whole (karma.core.staging): a kill at any
+    # point leaves the old set or the new one in --out, never a mix, and never a fragment there.
+    with staged_folder(config.out, _old_set(config.out)) as staging:
+        for video, items in made.qa_files.items():
+            atomic_write_text(staging / f"{video}_qa.json", json.dumps(items, ensure_ascii=False))
+            atomic_write_bytes(staging / f"{video}_causal_features.json", feature_paths[video].read_bytes())
+        atomic_write_text(staging / GROUNDING, "\n".join(made.grounding) + "\n")
+        summary = _write_manifest(config, made, sources, skipped_videos, baselines, by_type, worst, staging)
+    return summary
+
+
+def _write_manifest(
+    config: QaMakeConfig,
+    made: _Made,
+    sources: dict[str, GraphSource],
+    skipped_videos: dict[str, str],
+    baselines: dict[str, float],
+    by_type: dict[str, dict[str, float]],
+    worst: str | None,
+    folder: Path,
+) -> QaMakeSummary:
+    """The summary, and the manifest written into ``folder`` (the staging folder of ``--out``)."""
     graphs = {
         s.key: {"name": s.name, "content_hash": s.content_hash, "left_out_videos": len(s.excluded)}
         for s in sorted({s.key: s for s in sources.values()}.values(), key=lambda s: s.key)
@@ -370,7 +392,7 @@ def make_qa(config: QaMakeConfig) -> QaMakeSummary:
         },
         "summary": summary.model_dump(mode="json", exclude={"out_dir"}),
     }
-    atomic_write_text(config.out / MANIFEST, json.dumps(manifest, indent=1))
+    atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
     return summary
 
 
