@@ -38,7 +38,7 @@ import numpy as np
 
 from benchmarks.machine import describe_machine
 from karma.core.music import PITCH_CLASSES
-from karma.records import SceneFeatures
+from karma.core.records import SceneFeatures
 from karma.synth.media import MediaOptions, ScenePlan, render_scenes
 
 REPO = Path(__file__).resolve().parents[1]

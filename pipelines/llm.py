@@ -14,11 +14,11 @@ from pipelines.answering import (
     PreparedPrompt,
     resolve_question,
 )
-from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.features_text import features_text
 from pipelines.prompts.templates import DEFAULT_LLM_TEMPLATE, PromptTemplate, load_template
+from pipelines.settings import GENERATION_DEFAULTS as _GEN
 from retrieval.base import Retriever
 
 

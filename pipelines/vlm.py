@@ -26,12 +26,12 @@ from pipelines.answering import (
     PreparedPrompt,
     resolve_question,
 )
-from pipelines.assembly import GENERATION_DEFAULTS as _GEN
 from pipelines.backends.base import Backend, ContentPart
 from pipelines.clip_check import CLIP_TOLERANCE_S, check_clip_span
 from pipelines.media import AudioMode, derive_audio_wav, derive_clip, probe
 from pipelines.pipeline_base import PipelineBase, ScenesFeatures
 from pipelines.prompts.templates import DEFAULT_VLM_TEMPLATE, PromptTemplate, load_template
+from pipelines.settings import GENERATION_DEFAULTS as _GEN
 from retrieval.base import Retriever
 
 

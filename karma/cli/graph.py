@@ -225,7 +225,7 @@ def stats(
                 f"{r['precedence']:+.2f}, {r['precedence_z']:.1f}, {','.join(r['fails'])}",
                 markup=False,
             )
-    from retrieval.index import index_summary
+    from retrieval.index_summary import index_summary
 
     for line in index_summary(graph, embed_model, build=index, device=device):
         console.print(line, markup=False)

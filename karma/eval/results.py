@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from karma.core.records import QuestionType
 from karma.eval.aggregate import (
     OVERALL,
     Outcome,
@@ -34,7 +35,6 @@ from karma.eval.aggregate import (
 from karma.eval.answer_report import answer_stats
 from karma.eval.records import ARMS, BaselineRecord, SampleRecord
 from karma.eval.stats import cluster_bootstrap_accuracy
-from karma.records import QuestionType
 
 __all__ = ["BASELINE_NAMES", "OVERALL", "TYPE_ORDER", "aggregate", "outcome", "timing"]
 

@@ -213,7 +213,7 @@ def agreement(predicted: dict[str, tuple[float, float]], data: AImoclipsData) ->
 def estimate_clip_affect(path: Path, sample_rate: int = 22_050) -> tuple[float, float]:
     """karma's (valence, arousal) of a whole audio file, from ``graph.extract`` (1-9)."""
     from graph.extract.audio import decode_audio, scene_audio_features
-    from karma.records import KEY_AROUSAL, KEY_VALENCE
+    from karma.core.records import KEY_AROUSAL, KEY_VALENCE
 
     track = decode_audio(path, sample_rate)
     if track is None:

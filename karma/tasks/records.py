@@ -1,6 +1,6 @@
 """Task-level records: one multiple-choice item with 2-k options, and one answer to it in one arm.
 
-These sit beside Karma-MV's :class:`karma.records.Question` (fixed a-d, Karma-MV types), which stays
+These sit beside Karma-MV's :class:`karma.core.records.Question` (fixed a-d, Karma-MV types), which stays
 unchanged; every registered task turns its published format into :class:`TaskItem` records.
 """
 

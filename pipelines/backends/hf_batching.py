@@ -19,6 +19,7 @@ from typing import Any
 
 from pipelines.backends._common import error_completion, text_messages
 from pipelines.backends.base import ChatRequest, Completion
+from pipelines.backends.choice_trie import ChoiceTrie
 
 
 def generate_batched(backend: Any, requests: list[ChatRequest]) -> list[Completion]:
@@ -64,9 +65,8 @@ def _batch(backend: Any, requests: list[ChatRequest]) -> list[Completion]:
     kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests)}
     limits = [r.max_tokens for r in requests]
     if requests[0].choices:
-        from pipelines.backends.hf_transformers import _ChoiceTrie
 
-        tries = [_ChoiceTrie([backend._choice_ids(c) for c in r.choices or []]) for r in requests]
+        tries = [ChoiceTrie([backend._choice_ids(c) for c in r.choices or []]) for r in requests]
         filters = [t.allowed_fn(width, eos) for t in tries]
         kwargs["prefix_allowed_tokens_fn"] = lambda row, seq: filters[row](row, seq)
         limits = [max(r.max_tokens, t.depth + 1) for r, t in zip(requests, tries, strict=True)]

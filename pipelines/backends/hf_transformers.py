@@ -16,6 +16,7 @@ from typing import Any
 
 from pipelines.backends._common import error_completion, text_messages
 from pipelines.backends.base import Backend, ChatRequest, Completion
+from pipelines.backends.choice_trie import ChoiceTrie
 from pipelines.models import file_sha256, smollm2_gguf_path
 
 
@@ -127,7 +128,7 @@ class TransformersBackend(Backend):
             kwargs: dict[str, Any] = {"max_new_tokens": request.max_tokens}
             eos = self._eos_ids()
             if request.choices:
-                trie = _ChoiceTrie([self._choice_ids(c) for c in request.choices])
+                trie = ChoiceTrie([self._choice_ids(c) for c in request.choices])
                 kwargs["prefix_allowed_tokens_fn"] = trie.allowed_fn(prompt_len, eos)
                 kwargs["max_new_tokens"] = max(request.max_tokens, trie.depth + 1)
             if request.temperature > 0:
@@ -209,33 +210,6 @@ def live_weights(model: Any) -> dict[str, str | None]:
             name = str(parameter.dtype).removeprefix("torch.")
             counts[name] = counts.get(name, 0) + parameter.numel()
     return {"device": device, "dtype": max(counts, key=lambda k: counts[k]) if counts else None}
-
-
-class _ChoiceTrie:
-    """Token-id prefix trie of the allowed outputs."""
-
-    def __init__(self, sequences: list[list[int]]):
-        self.root: dict[int, Any] = {}
-        self.depth = max(len(s) for s in sequences)
-        for seq in sequences:
-            node = self.root
-            for tok in seq:
-                node = node.setdefault(tok, {})
-            node[-1] = {}  # marks a complete choice
-
-    def allowed_fn(self, prompt_len: int, eos: list[int]):
-        def allowed(_batch_id: int, ids: Any) -> list[int]:
-            node = self.root
-            for tok in ids[prompt_len:].tolist():
-                if tok in eos and -1 in node:
-                    return eos
-                node = node.get(tok)
-                if node is None:
-                    return eos  # cannot happen under the constraint; end cleanly if it does
-            nxt = [t for t in node if t != -1]
-            return nxt + eos if -1 in node else nxt
-
-        return allowed
 
 
 def _identify(gguf: Path | None, folder: str | Path) -> str:

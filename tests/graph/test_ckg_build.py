@@ -11,7 +11,7 @@ import pytest
 
 from graph import BuildConfig, build_graph, video_folds
 from graph.ckg.folds import fold_exclusion
-from karma.records import Question, SceneFeatures, SceneRef, Transition, VideoFeatures
+from karma.core.records import Question, SceneFeatures, SceneRef, Transition, VideoFeatures
 
 
 def make_world(

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from karma.baselines import baseline_accuracies, longest_option, most_frequent_letter, word_overlap_option
-from karma.records import Question
+from karma.core.records import Question
+from karma.data.baselines import (
+    baseline_accuracies,
+    longest_option,
+    most_frequent_letter,
+    word_overlap_option,
+)
 
 
 def q(answer: str, options: dict[str, str], text: str = "How will the tempo change?") -> Question:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from karma.core.records import QuestionType
 from karma.data import DataValidationError, load_dataset, load_features_file, load_qa_file
-from karma.records import QuestionType
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 

@@ -4,7 +4,7 @@
   ``karma.core``, and none of ``graph``, ``retrieval``, ``pipelines``.
 - ``karma.data`` (loading and validation) imports from karma only ``karma.core`` and ``karma.data``.
 - ``graph``, ``retrieval`` and ``pipelines`` import from karma only ``karma.core`` and ``karma.data``:
-  never ``karma.cli``, ``karma.eval`` or ``karma.synth`` (nor the re-export shims at the old paths).
+  never ``karma.cli``, ``karma.eval`` or ``karma.synth``.
 - Nothing of karma's outside ``karma.cli`` imports ``karma.cli`` (the command line is the top floor:
   the library works without it).
 """
@@ -100,7 +100,7 @@ def test_no_package_imports_upward() -> None:
         ("from karma.synth.media import key_name\n", "imports karma.synth.media"),
         ("def f():\n    from karma.eval import runner\n", "imports karma.eval.runner"),
         ("from karma import cli\n", "imports karma.cli"),
-        ("import karma.records\n", "imports karma.records"),
+        ("import karma.eval.runner\n", "imports karma.eval.runner"),
     ],
 )
 def test_the_checker_catches_upward_imports(source: str, expected: str) -> None:
@@ -127,3 +127,101 @@ def test_the_ground_floor_may_import_itself() -> None:
     assert _file_violations(ROOT / "karma" / "core" / "events.py") == []
     assert _is_karma_module("karma.core.records")
     assert not _is_karma_module("karma.core.records.Question")
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    """Lines inside ``if TYPE_CHECKING:`` blocks (imports for annotations only, never run)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the karma modules it imports (inside functions too, not under ``TYPE_CHECKING``).
+    ``from pkg import mod`` depends on ``pkg.mod`` alone when ``mod`` is a module: a package whose
+    ``__init__`` re-exports lazily is not thereby imported whole."""
+    graph: dict[str, set[str]] = {}
+    for me, (source, is_package) in sources.items():
+        skip = _type_checking_lines(ast.parse(source))
+        found = [(line, m) for line, m in _imports(source, me, is_package) if line not in skip]
+        named = {m for _, m in found}
+        deps = set()
+        for _, module in found:
+            if module == me or module not in sources:
+                continue
+            if any(other.startswith(module + ".") and other in sources for other in named):
+                continue  # ``from module import submodule``: the submodule is the dependency
+            deps.add(module)
+        graph[me] = deps
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(circles)
+
+
+def test_no_import_circles() -> None:
+    sources = {
+        _module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py") for path in _sources()
+    }
+    circles = import_circles(import_graph(sources))
+    assert not circles, "import circles (move the shared piece below both):\n" + "\n".join(map(str, circles))
+
+
+def test_the_circle_finder_finds_a_circle_through_a_function_level_import() -> None:
+    sources = {
+        "pipelines.a": ("from pipelines.b import X\n", False),
+        "pipelines.b": ("def f():\n    from pipelines.a import Y\n", False),
+        "pipelines.c": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipelines.a import Z\n", False),
+        "pipelines": ("from pipelines import c\n", True),
+    }
+    assert import_circles(import_graph(sources)) == [["pipelines.a", "pipelines.b"]]
+
+
+SHIMS = ("karma/records.py", "karma/baselines.py", "karma/events.py")
+"""The re-export modules left at old paths when their code moved to karma.core / karma.data: gone."""
+
+
+def test_no_re_export_shims() -> None:
+    left = [shim for shim in SHIMS if (ROOT / shim).exists()]
+    assert not left, f"re-export shims still present: {left}"
+    stars = [
+        str(path.relative_to(ROOT))
+        for path in _sources()
+        if path.name != "__init__.py" and "import *  # noqa: F403" in path.read_text(encoding="utf-8")
+    ]
+    assert not stars, f"modules that only re-export another: {stars}"

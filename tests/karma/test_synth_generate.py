@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from karma.baselines import baseline_accuracies
+from karma.core.events import parse_event_id
+from karma.core.records import OPTION_LETTERS
 from karma.data import load_dataset
-from karma.events import parse_event_id
-from karma.records import OPTION_LETTERS
+from karma.data.baselines import baseline_accuracies
 from karma.synth import generate, load_world
 
 REPO = Path(__file__).resolve().parents[2]

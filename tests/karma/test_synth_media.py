@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from karma.records import SceneFeatures, seconds_to_time
+from karma.core.records import SceneFeatures, seconds_to_time
 from karma.synth.media import MediaOptions, parse_key, render_scene_clip, render_video
 
 LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)

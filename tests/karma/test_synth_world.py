@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from karma.events import parse_event_id
+from karma.core.events import parse_event_id
 from karma.synth import (
     WorldConfigError,
     build_ground_truth,

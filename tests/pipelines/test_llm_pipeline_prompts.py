@@ -6,7 +6,7 @@ import difflib
 
 import pytest
 
-from karma.records import Question, SceneFeatures, SceneRef, Transition
+from karma.core.records import Question, SceneFeatures, SceneRef, Transition
 from pipelines.llm import LlmPipeline
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from karma.records import KEY_BRIGHTNESS, KEY_KEY, KEY_LOUDNESS, KEY_MOODS, KEY_TEMPO, SceneFeatures
+from karma.core.records import KEY_BRIGHTNESS, KEY_KEY, KEY_LOUDNESS, KEY_MOODS, KEY_TEMPO, SceneFeatures
 from pipelines.prompts import TEMPLATE_DIR, features_lines, load_template
 
 

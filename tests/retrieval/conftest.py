@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graph.model import CausalGraph, CkgEdge, CkgNode
-from karma.events import parse_event_id
+from karma.core.events import parse_event_id
 
 REPO = Path(__file__).resolve().parents[2]
 

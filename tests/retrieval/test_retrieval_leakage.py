@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from karma.records import Question, SceneFeatures, SceneRef, Transition, VideoFeatures
+from karma.core.records import Question, SceneFeatures, SceneRef, Transition, VideoFeatures
 from retrieval import RetrievalQuery, SplitLeakageError, build_query, get_retriever, graph_thresholds
 from retrieval.embed import Embedder
 

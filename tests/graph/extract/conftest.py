@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from karma.records import SceneFeatures
+from karma.core.records import SceneFeatures
 from karma.synth.media import MediaOptions, MediaResult, ScenePlan, render_scenes
 
 # Ten scenes with spread-out values; keys cover majors and minors on several tonics.

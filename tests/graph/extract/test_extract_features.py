@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from graph.extract import TAGGED_KEYS, total_visual_intensity
-from karma.records import (
+from karma.core.records import (
     KEY_BRIGHTNESS,
     KEY_CONTRAST,
     KEY_KEY,

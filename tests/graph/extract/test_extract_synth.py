@@ -9,7 +9,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from graph.extract import ExtractOptions, extract_many
-from karma.records import KEY_BRIGHTNESS, KEY_KEY, KEY_LOUDNESS, KEY_MOTION, time_to_seconds
+from karma.core.records import KEY_BRIGHTNESS, KEY_KEY, KEY_LOUDNESS, KEY_MOTION, time_to_seconds
 from karma.synth.media import parse_key
 
 REPO = Path(__file__).resolve().parents[3]

@@ -12,7 +12,7 @@ import importlib.util
 import pytest
 
 from graph.extract import ExtractOptions, TaggerError, extract_video, load_tagger
-from karma.records import KEY_ACTION, KEY_MOODS, KEY_NOT_COMPUTED, KEY_OBJECTS, SceneFeatures
+from karma.core.records import KEY_ACTION, KEY_MOODS, KEY_NOT_COMPUTED, KEY_OBJECTS, SceneFeatures
 from karma.synth.media import render_scene_clip
 
 

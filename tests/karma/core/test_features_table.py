@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import karma.records as r
+import karma.core.records as r
 from karma.core.features import (
     FEATURE_BY_KEY,
     FEATURES,
