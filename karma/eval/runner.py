@@ -221,7 +221,7 @@ class _Evaluation:
 
     def frequent_letter(self, video_id: str) -> str:
         """Most frequent answer letter among the questions of the video's training videos."""
-        from karma.baselines import most_frequent_letter
+        from karma.data.baselines import most_frequent_letter
 
         train = frozenset(self.plan.training_videos(video_id))
         if train not in self._letters:
@@ -230,7 +230,7 @@ class _Evaluation:
         return self._letters[train]
 
     def baseline_record(self, transition: Transition, question: Question) -> BaselineRecord:
-        from karma.baselines import longest_option, word_overlap_option
+        from karma.data.baselines import longest_option, word_overlap_option
         from pipelines.answering import CONCEPT_RELATIONS, build_retrieval_query, retrieve_without
 
         key = self.plan.key_for(transition.video_id)
