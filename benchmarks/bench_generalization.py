@@ -280,6 +280,9 @@ def main() -> None:
         for seed in seeds:
             for videos in sizes:
                 rows.append(run_world(setting, seed, videos, args.folds, args.questions, work, embedder))
+                print(
+                    f"  {setting} seed {seed} at {videos} videos: {rows[-1].seconds:.0f} s", file=sys.stderr
+                )
     print(
         f"family worlds (karma.synth.family) on data/worlds/default.yaml, seeds {seeds}, {args.folds} fold "
         f"graphs each, BuildConfig() defaults, reader on an even sample of {args.questions or 'all'} "

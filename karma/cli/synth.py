@@ -75,7 +75,8 @@ FamilyOpt = Annotated[
     typer.Option(
         "--family",
         help="Draw the world's rule set from --seed (karma.synth.family: two numeric rules of unequal "
-        "strength with random signs, a key-state rule, an action and an object rule, a non-causal trend, "
+        "strength with random signs, a key-state rule, an action-state rule, an action and an object rule, a "
+        "non-causal trend, "
         "one independent visual variable) on the world file's variables.",
     ),
 ]

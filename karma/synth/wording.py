@@ -25,10 +25,10 @@ import random
 # Subjects per variable (each reads with every predicate of that variable).
 SUBJECTS: dict[str, tuple[str, ...]] = {
     "loudness": ("the track", "the mix", "the music", "the sound", "the song", "the soundtrack"),
-    "tempo": ("the beat", "the rhythm", "the pace of the music", "the song", "the groove", "the drums"),
+    "tempo": ("the beat", "the rhythm", "the pace of the music", "the song", "the groove", "the percussion"),
     "valence": ("the music", "the song", "the melody", "the soundtrack", "the tune"),
     "arousal": ("the music", "the track", "the song", "the soundtrack", "the performance"),
-    "mode": ("the harmony", "the song", "the music", "the chords", "the tune"),
+    "mode": ("the harmony", "the song", "the music", "the accompaniment", "the tune"),
     "brightness": ("the picture", "the image", "the scene", "the lighting", "the shot", "the frame"),
     "saturation": ("the colours", "the hues", "the colour tones", "the colours on screen"),
     "contrast": ("the image", "the picture", "the shot", "the lighting", "the frame"),
@@ -167,24 +167,24 @@ QUESTION_FRAMES: dict[str, tuple[str, ...]] = {
 # Explanation frames per question form: the rule in the grammar's words, never an event title.
 EXPLANATION_FRAMES: dict[str, tuple[str, ...]] = {
     "cause_to_effect": (
-        "{Cause}, and in these videos that is what makes {effect}.",
+        "{Cause}, and in these videos that is why {effect}.",
         "Because {cause}, {effect}; the other changes are not caused by it.",
-        "{Cause}. Here that change goes with {effect}, and this scene shows it.",
+        "{Cause}. Here that change is followed by this: {effect}, and this scene shows it.",
     ),
     "effect_to_cause": (
         "{Effect} because {cause}; the other options did not happen or do not do that.",
-        "Of the options only this one explains it: {cause}, which makes {effect}.",
-        "{Cause}, and in these videos that is what makes {effect}.",
+        "Of the options only this one explains it: {cause}, and that is why {effect}.",
+        "{Cause}, and in these videos that is why {effect}.",
     ),
     "predictive": (
-        "{Cause}, and in these videos that makes {effect}, as the hidden audio confirms.",
+        "{Cause}, and in these videos that means {effect}, as the hidden audio confirms.",
         "Since {cause}, expect that {effect}.",
         "{Cause}; that change is followed by this: {effect}.",
     ),
     "counterfactual": (
         "Had it happened that {cause}, then {effect}; the other options are not what that change brings.",
         "In these videos, when {cause}, {effect}.",
-        "The alternative change would make {effect}, since {cause} does that here.",
+        "The alternative would have mattered: in these videos, when {cause}, {effect}.",
     ),
 }
 STAYS = ("stays about the same", "barely changes", "hardly moves", "holds steady")
