@@ -6,7 +6,10 @@ Fields are grouped by what a change to them means for a run directory:
   decide the answers; resuming a run with a different value is refused;
 * selection fields (types, videos, limit) only choose which questions to answer; a rerun may widen
   or narrow them, and results always cover every record in the run directory;
-* execution fields (batch size, concurrency, cache, progress) change speed, never answers.
+* execution fields (batch size, concurrency, cache, progress) change speed, never answers;
+* path fields (the data folder, a given graph file) say where the content is, not what it is: the
+  content is compared instead (config.json ``hashes.data`` and each graph's hash), so a run folder
+  resumes on a machine where the data sit at another path.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ EXECUTION_FIELDS: frozenset[str] = frozenset(
     {"batch_size", "concurrency", "cache_path", "use_cache", "out", "backend_options", "log_prompts"}
     | {"max_error_rate", "allow_empty_graph", "model", "embed_device"}
 )
+PATH_FIELDS: frozenset[str] = frozenset({"data", "graph_path"})
+"""Where the content is, not what it is: outside the identity (``karma.eval.rundir.CONTENT_PINNED``
+drops them from the identity older run folders stored). ``clips`` stays in it: no hash covers the clips."""
 
 
 class EvalConfig(GenerationSettings):
@@ -143,7 +149,7 @@ class EvalConfig(GenerationSettings):
     def identity(self) -> dict[str, object]:
         """The fields that decide answers (compared on resume)."""
         dumped = self.model_dump(mode="json")
-        return {k: v for k, v in dumped.items() if k not in SELECTION_FIELDS | EXECUTION_FIELDS}
+        return {k: v for k, v in dumped.items() if k not in SELECTION_FIELDS | EXECUTION_FIELDS | PATH_FIELDS}
 
     @property
     def out_dir(self) -> Path:

@@ -139,16 +139,24 @@ class RunDir:
         return json.loads(self.results_path.read_text())
 
 
+CONTENT_PINNED: frozenset[str] = frozenset({"data", "graph_path"})
+"""Identity keys that name a path (the data folder, a given graph): a run is its content, which
+``hashes.data`` and the graphs' hashes pin, so a run folder resumes where the data sit at another path."""
+
+
 def check_resumable(stored: dict[str, Any], fresh: dict[str, Any], path: Path) -> None:
     """Refuse to resume when anything that changes answers differs between the runs.
 
     ``stored`` and ``fresh`` are config.json payloads; their ``identity`` and ``hashes`` parts must
-    be equal. The error lists every differing key so the user sees what changed.
+    be equal, apart from the paths in ``CONTENT_PINNED`` (older folders stored them in the identity;
+    ``hashes`` compares their content). The error lists every differing key so the user sees what
+    changed.
     """
     differences: list[str] = []
     for part in ("identity", "hashes"):
         old, new = stored.get(part, {}), fresh.get(part, {})
-        for key in sorted(set(old) | set(new)):
+        skip = CONTENT_PINNED if part == "identity" else frozenset()
+        for key in sorted((set(old) | set(new)) - skip):
             if old.get(key) != new.get(key):
                 differences.append(f"{part}.{key}: {old.get(key)!r} -> {new.get(key)!r}")
     if differences:
