@@ -216,14 +216,14 @@ def _eval_open(task: str, data: Path, out: Path, values: dict[str, Any]) -> None
     """HarmonySet-OE: open answers into RUN/samples.jsonl, judged by a separate pass."""
     from karma.tasks import get_task
     from karma.tasks.harmonyset_oe import oe_backend_errors, run_oe
-    from pipelines.backends import get_backend
+    from pipelines.backends.preflight import open_backend
 
     instance = get_task(task, **task_options(task, values.get("task_opt")))
     _check_range("--max-error-rate", values["max_error_rate"], 0.0, 1.0)
     _check_range("--temperature", values["temperature"], 0.0, float("inf"))
     options = _backend_options(values)
     instance.pairs(data, lenient=values["lenient"])  # bad data: refused before a model loads
-    model = get_backend(values["backend"], **options)
+    model = open_backend(values["backend"], options)  # checked before the run folder exists
     try:
         answered = run_oe(
             data, out, model, max_tokens=max(values["max_tokens"], 64), limit=values["limit"],

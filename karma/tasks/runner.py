@@ -258,10 +258,10 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
     prep = prepare_task(config)
     with locked_run_folder(config.out) as out:
         owns_backend = backend is None
-        if backend is None:
-            from pipelines.backends import get_backend
+        if backend is None:  # options, model files and device checked before the first request
+            from pipelines.backends.preflight import open_backend
 
-            backend = get_backend(config.backend, **config.backend_options)
+            backend = open_backend(config.backend, config.backend_options)
         try:
             _write_config(out, _config_payload(config, prep, backend))
             done = finished_keys(out)

@@ -172,3 +172,42 @@ def test_a_good_configuration_still_runs(server: LoopbackModelServer, tmp_path: 
     )
     assert result.exit_code == 0, result.output
     assert server.good - before == 2 and (out / "samples.jsonl").is_file()
+
+
+def test_task_runs_refuse_bad_configuration_before_their_folder_exists(
+    server: LoopbackModelServer, tmp_path: Path
+) -> None:
+    wildscore = REPO / "tests" / "tasks" / "fixtures" / "wildscore"
+    before = server.good
+    for option, phrase in (
+        ("base_url=not-a-url", "must be an http"),
+        ("timeout_s=-1", "must be above 0"),
+        (f"score_template={tmp_path / 'none.jinja'}", "no such file"),
+    ):
+        out = tmp_path / "task-run"
+        result = runner.invoke(
+            app,
+            [
+                "eval",
+                "--task",
+                "wildscore",
+                "--data",
+                str(wildscore),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--arms",
+                "text_only",
+                "--backend",
+                "openai",
+                "--backend-opt",
+                f"base_url={server.base_url}",
+                "--backend-opt",
+                f"model={MODEL}",
+                "--backend-opt",
+                option,
+            ],
+        )
+        assert result.exit_code == 2 and phrase in result.output, result.output
+        assert not out.exists()
+    assert server.good == before
