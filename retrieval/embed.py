@@ -13,6 +13,7 @@ binds its Embedder to it, so questions are embedded the way the index was.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import itertools
@@ -34,6 +35,10 @@ MODEL_ENV = "KARMA_EMBED_MODEL"
 DEVICE_ENV = "KARMA_EMBED_DEVICE"
 """Environment variable that sets the embedding model's device when no ``--device`` is given."""
 
+
+VECTOR_SUFFIX = ".vec"
+"""Files of the query-vector disk cache: float32 bytes sealed with a sha256 (``cache_health.seal``).
+The former ``.npy`` files (no checksum) are never read: their texts are embedded again."""
 
 _MODELS: dict[tuple[str, str], object] = {}
 """Loaded models by (model, device): several retrievers in one process share one copy."""
@@ -168,7 +173,7 @@ class Embedder:
         self.route_setting = embed_route(route)
         self._route: str | None = None if self.route_setting == "auto" else self.route_setting
         self._static_model = None
-        # Vectors of texts embedded before, one .npy per text: a warm `karma ask` or `karma retrieve`
+        # Vectors of texts embedded before, one sealed .vec per text: a warm `karma ask` or `karma retrieve`
         # then never imports torch or loads the model just to embed a question it has seen.
         self.disk_cache = Path(disk_cache) if disk_cache is not None else None
         # The setting (``embed_device``: auto, cpu, cuda, cuda:N); ``device`` resolves it on first use.
@@ -284,9 +289,9 @@ class Embedder:
         missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
         if missing and self.disk_cache is not None:
             for text in missing:
-                stored = self._disk_path(text)
-                if stored.is_file():
-                    fresh[text] = np.load(stored)
+                stored = self._read_disk(text)
+                if stored is not None:
+                    fresh[text] = stored
             missing = [text for text in missing if text not in fresh]
         computed: list[str] = missing
         if missing:
@@ -394,25 +399,49 @@ class Embedder:
         position = {text: i for i, text in enumerate(distinct)}
         return vectors[[position[text] for text in texts]]
 
+    def _disk_key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model_id}\0{CHUNK}\0{text}".encode()).hexdigest()[:40]
+
     def _disk_path(self, text: str) -> Path:
         assert self.disk_cache is not None
-        key = hashlib.sha256(f"{self.model_id}\0{CHUNK}\0{text}".encode()).hexdigest()[:40]
-        return self.disk_cache / f"{key}.npy"
+        return self.disk_cache / f"{self._disk_key(text)}{VECTOR_SUFFIX}"
+
+    def _read_disk(self, text: str) -> np.ndarray | None:
+        """The cached vector of ``text``, or None. A file that fails its checksum (altered, truncated,
+        another text's vector, random bytes) is named on stderr, removed and recomputed: a bad cache
+        file never changes a score, and never breaks a later retrieve."""
+        from karma.core.cache_health import note_rebuilt, unseal
+
+        path = self._disk_path(text)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        payload = unseal(path.name, raw)
+        vector = None
+        if payload is not None and payload and len(payload) % 4 == 0:
+            vector = np.frombuffer(payload, dtype="<f4").astype(np.float32)
+            if not np.isfinite(vector).all():
+                vector = None
+        if vector is None:
+            note_rebuilt(f"{path}: a cached query vector that fails its checksum", "recomputed")
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return vector
 
     def _save_to_disk(self, vectors: dict[str, np.ndarray]) -> None:
-        """Write each vector atomically (tmp + rename); an unwritable cache only costs speed."""
+        """Write each vector atomically (tmp + rename), sealed with a checksum over its file name and
+        bytes (``karma.core.cache_health.seal``); an unwritable cache only costs speed."""
         assert self.disk_cache is not None
         try:
             self.disk_cache.mkdir(parents=True, exist_ok=True)
-            import io
-
             from karma.core.atomic import atomic_write_bytes
+            from karma.core.cache_health import seal
 
             for text, vector in vectors.items():
-                # np.save on a path appends '.npy' to a temporary name: serialise to bytes instead.
-                buffer = io.BytesIO()
-                np.save(buffer, np.asarray(vector, dtype=np.float32))
-                atomic_write_bytes(self._disk_path(text), buffer.getvalue())
+                path = self._disk_path(text)
+                payload = np.asarray(vector, dtype="<f4").tobytes()
+                atomic_write_bytes(path, seal(path.name, payload))
         except OSError:
             pass
 

