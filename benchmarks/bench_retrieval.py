@@ -35,6 +35,7 @@ import contextlib
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,7 +107,12 @@ def main() -> None:
         default=None,
         help="World config to generate (default data/worlds/default.yaml).",
     )
-    parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval"), help="Cache folder.")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "karma_bench_retrieval",
+        help="Cache folder.",
+    )
     parser.add_argument(
         "--graph",
         type=Path,

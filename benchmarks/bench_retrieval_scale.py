@@ -41,6 +41,7 @@ import gc
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -621,7 +622,9 @@ def main() -> None:
     parser.add_argument(
         "--routes-only", action="store_true", help="Only the embedding routes and the keyword scan."
     )
-    parser.add_argument("--work", type=Path, default=Path("/tmp/karma_bench_retrieval_scale"))
+    parser.add_argument(
+        "--work", type=Path, default=Path(tempfile.gettempdir()) / "karma_bench_retrieval_scale"
+    )
     args = parser.parse_args()
     args.pools = [None if v.strip() == "auto" else int(v) for v in args.pools.split(",") if v.strip()]
     args.curve = [int(v) for v in args.curve.split(",") if v.strip()]

@@ -12,7 +12,7 @@ the two ends of one relationship, whose id is the truth (recall@k = the edge is 
 
 Deterministic: the same ``entities`` and ``seed`` give byte-identical tables.
 
-    .venv/bin/python benchmarks/graphrag_synth.py --entities 30000 --out /tmp/graphrag30k
+    .venv/bin/python benchmarks/graphrag_synth.py --entities 30000 --out WORK/graphrag30k
 """
 
 from __future__ import annotations
