@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -254,7 +255,8 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory):
     if not ray_bin.exists():
         pytest.skip("Ray is not installed (pip install -e '.[ray]'; scripts/setup.sh installs it)")
     port = _free_port()
-    temp = Path(f"/tmp/kray{os.getpid()}")
+    # The system temp folder, not pytest's deep tmp_path: Ray's socket paths must fit AF_UNIX's 107 bytes.
+    temp = Path(tempfile.gettempdir()) / f"kray{os.getpid()}"
     command = [str(ray_bin), "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
                "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(temp)]  # fmt: skip
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
