@@ -355,7 +355,7 @@ class AskSession:
             # graph built on the fly, say): name exactly what to push.
             raise Neo4jGraphMismatchError(
                 f"Neo4j holds graph {exc.held}, but this ask reads graph {exc.wanted}, {graph_source}: "
-                f"push it first with karma graph push {graph_file(config, transition, data_dir)} --embeddings "
+                f"push it first with `karma graph push {graph_file(config, transition, data_dir)} --embeddings` "
                 "(or pass --graph with the folder you pushed)",
                 held=exc.held,
                 wanted=exc.wanted,
