@@ -25,6 +25,18 @@ _QUICKTIME_ATOMS = (b"moov", b"mdat", b"wide", b"free", b"skip", b"pnot")
 """First atoms of an old QuickTime movie without an ``ftyp`` box."""
 
 
+LINKS_ENV = "KARMA_ALLOW_MEDIA_LINKS"
+"""Set to 1 to follow media links out of a Karma-MV ``--clips`` folder (the tasks take ``-T allow_links``)."""
+LINKS_ENV_HELP = f"{LINKS_ENV}=1 reads a --clips folder made of links"
+
+
+def links_allowed() -> bool:
+    """Whether ``$KARMA_ALLOW_MEDIA_LINKS`` says the clips folder is made of links on purpose."""
+    import os
+
+    return os.environ.get(LINKS_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def media_format(head: bytes) -> tuple[MediaKind, str] | None:
     """(kind, format) recognised from a file's first bytes, or None for no known media format.
 
@@ -52,12 +64,20 @@ def media_format(head: bytes) -> tuple[MediaKind, str] | None:
     return next(((kind, name) for hit, kind, name in signatures if hit), None)
 
 
-def checked_media(root: str | Path, path: str | Path, kind: MediaKind, *, allow_links: bool = False) -> Path:
+def checked_media(
+    root: str | Path,
+    path: str | Path,
+    kind: MediaKind,
+    *,
+    allow_links: bool = False,
+    links_help: str = LINKS_HELP,
+) -> Path:
     """``path`` resolved, once it is a ``kind`` file under the data folder ``root``.
 
     ValueError in one line naming the file: a link that leads outside ``root`` (unless
-    ``allow_links``), a dangling link, not a regular file, or bytes of another kind (or of no media
-    format at all). ``root`` itself may be a link: both sides are compared resolved.
+    ``allow_links``; ``links_help`` says how to allow them), a dangling link, not a regular file, or
+    bytes of another kind (or of no media format at all). ``root`` itself may be a link: both sides
+    are compared resolved.
     """
     path = Path(path)
     base = Path(root).resolve()
@@ -69,7 +89,7 @@ def checked_media(root: str | Path, path: str | Path, kind: MediaKind, *, allow_
         raise ValueError(f"{path} cannot be resolved ({exc})") from None
     if not allow_links and not resolved.is_relative_to(base):
         raise ValueError(
-            f"{path} leads to {resolved}, outside the data folder {base}: refused ({LINKS_HELP})"
+            f"{path} leads to {resolved}, outside the data folder {base}: refused ({links_help})"
         )
     if not resolved.is_file():
         raise ValueError(f"{path} is not a regular file")

@@ -36,10 +36,20 @@ from retrieval.base import Retriever
 
 
 def clip_path(clips_dir: Path, video_id: str, scene: SceneRef) -> Path:
-    """``<clips>/<video_id>/scene_NNN.mp4``; a missing clip is an error naming the path."""
+    """``<clips>/<video_id>/scene_NNN.mp4``; a missing clip is an error naming the path, and so is a
+    link that leads out of the clips folder or a file that holds no video (``MediaError``, exit 2;
+    ``$KARMA_ALLOW_MEDIA_LINKS=1`` follows links out: ``pipelines.media_guard``): only a video inside
+    the folder is ever sent to a model server."""
+    from karma.core.errors import MediaError
+    from pipelines.media_guard import LINKS_ENV_HELP, checked_media, links_allowed
+
     path = clips_dir / video_id / scene.name
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         raise FileNotFoundError(f"clip not found: {path} (expected <clips>/<video_id>/{scene.name})")
+    try:
+        checked_media(clips_dir, path, "video", allow_links=links_allowed(), links_help=LINKS_ENV_HELP)
+    except ValueError as exc:
+        raise MediaError(str(exc)) from None
     return path
 
 

@@ -238,3 +238,31 @@ def test_harmonyset_validate_names_the_clip_and_exits_2(harmonyset, outside):
     assert done.exit_code == 2, done.output
     errors = _errors(done.output)
     assert len(errors) == 1 and str(link) in errors[0] and "Traceback" not in done.output
+
+
+# -- Karma-MV clips (the VLM pipeline) --------------------------------------------------------------
+
+
+def test_a_karma_mv_clip_linked_out_of_the_clips_folder_is_refused(tmp_path, outside, monkeypatch):
+    from karma.core.errors import MediaError
+    from pipelines.tiny_models import tiny_transition, write_clip
+    from pipelines.vlm import VlmPipeline
+
+    clips, store = tmp_path / "clips", tmp_path / "store"
+    write_clip(clips / "vidV" / "scene_001.mp4", tone_hz=330.0, shade=40)
+    write_clip(store / "scene_002.mp4", tone_hz=660.0, shade=160)  # a real video, outside --clips
+    (clips / "vidV" / "scene_002.mp4").symlink_to(store / "scene_002.mp4")
+    pipeline = VlmPipeline(clips_dir=clips, cache_dir=tmp_path / "cache")
+    monkeypatch.delenv("KARMA_ALLOW_MEDIA_LINKS", raising=False)
+    with pytest.raises(
+        MediaError, match=r"scene_002\.mp4 leads to .*outside the data folder.*KARMA_ALLOW_MEDIA_LINKS=1"
+    ):
+        pipeline.prepare(tiny_transition("evidential"), 0)
+    monkeypatch.setenv("KARMA_ALLOW_MEDIA_LINKS", "1")
+    prepared = pipeline.prepare(tiny_transition("evidential"), 0)
+    urls = [part.url for part in prepared.request.messages[1].content if part.type == "video_url"]
+    assert urls[-1] == (store / "scene_002.mp4").resolve().as_uri()
+    (clips / "vidV" / "scene_002.mp4").unlink()
+    (clips / "vidV" / "scene_002.mp4").symlink_to(outside)  # followed, but holds no video
+    with pytest.raises(MediaError, match="is not a video file"):
+        pipeline.prepare(tiny_transition("evidential"), 0)
