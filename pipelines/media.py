@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from karma.core.cache_health import record_sidecar, reusable
 from karma.core.hashing import file_sha256
 from karma.core.media import MediaError, MediaInfo, decode_audio
 from karma.core.media import probe as probe
@@ -172,7 +173,9 @@ def derive_clip(path: str | Path, mode: AudioMode | str, cache_dir: str | Path |
     """The clip with its audio handled per ``mode``; ``keep`` returns the source path itself.
 
     Derived clips are written once (atomically) and reused: the path depends only on the source bytes,
-    the mode and ``MEDIA_CACHE_VERSION``.
+    the mode and ``MEDIA_CACHE_VERSION``; a reuse first checks the clip against the sha256 written
+    beside it (``karma.core.cache_health.reusable``), so a corrupt cached clip is written again, never
+    sent.
     """
     mode = AudioMode(mode)
     source = Path(path)
@@ -180,9 +183,10 @@ def derive_clip(path: str | Path, mode: AudioMode | str, cache_dir: str | Path |
         probe(source)
         return source
     target = derived_clip_path(source, mode, Path(cache_dir) if cache_dir else default_cache_dir())
-    if target.is_file():
+    if reusable(target):
         return target
     _write_derived(source, target, mode)
+    record_sidecar(target)
     return target
 
 
@@ -207,9 +211,11 @@ def derive_audio_wav(path: str | Path, cache_dir: str | Path | None = None) -> P
     if not probe(source).has_audio:
         return None
     target = derived_wav_path(source, Path(cache_dir) if cache_dir else default_cache_dir())
-    if target.is_file():
+    if reusable(target):
         return target
-    return write_wav(target, read_audio(source, sample_rate=WAV_RATE), WAV_RATE, subtype="FLOAT")
+    write_wav(target, read_audio(source, sample_rate=WAV_RATE), WAV_RATE, subtype="FLOAT")
+    record_sidecar(target)
+    return target
 
 
 def read_wav(path: str | Path) -> tuple[np.ndarray, int]:

@@ -10,6 +10,7 @@ Three tools cover the caches:
   its bytes, so a file copied in from another key or altered in place fails;
 * ``file_records`` / ``check_files``: the size and sha256 of every file of a cached folder (an
   index, a distilled model), recorded when it is written and checked when it is read;
+* ``record_sidecar`` / ``reusable``: one cached file (a derived clip) with its sha256 beside it;
 * ``note_rebuilt``: the one line on stderr that names a bad cache file karma is rebuilding.
 """
 
@@ -71,6 +72,33 @@ def check_files(folder: Path, records: object) -> str | None:
                 f"{path}: its sha256 differs from the one recorded when it was written (corrupt or replaced)"
             )
     return None
+
+
+SIDECAR_SUFFIX = ".sha256"
+"""Beside a cached file: the sha256 of its bytes, written right after it (``record_sidecar``)."""
+
+
+def record_sidecar(path: Path) -> None:
+    """Write ``path``'s sha256 beside it, so a later reuse can check the file before trusting it."""
+    from karma.core.atomic import atomic_write_text
+
+    atomic_write_text(path.with_name(path.name + SIDECAR_SUFFIX), file_sha256(path) + "\n")
+
+
+def reusable(path: Path) -> bool:
+    """True when the cached file ``path`` exists and matches the sha256 recorded beside it. A file
+    without its record (a write killed in between, an older karma) is silently not reused; one whose
+    bytes differ from its record is named on stderr. Either way the caller writes it again."""
+    if not path.is_file():
+        return False
+    try:
+        recorded = path.with_name(path.name + SIDECAR_SUFFIX).read_text().strip()
+    except OSError:
+        return False
+    if file_sha256(path) != recorded:
+        note_rebuilt(f"{path}: its sha256 differs from the one recorded when it was written")
+        return False
+    return True
 
 
 def note_rebuilt(problem: str, action: str = "rebuilt") -> None:

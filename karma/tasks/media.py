@@ -45,9 +45,11 @@ def still_clip(image: Path, out_dir: Path) -> Path:
     import numpy as np
     from PIL import Image
 
+    from karma.core.cache_health import record_sidecar, reusable
+
     digest = hashlib.sha256(image.read_bytes()).hexdigest()[:16]
     path = out_dir / f"still-{digest}.mp4"
-    if path.exists():
+    if reusable(path):  # checked against the sha256 written beside it
         return path
     out_dir.mkdir(parents=True, exist_ok=True)
     with Image.open(image) as img:
@@ -58,4 +60,5 @@ def still_clip(image: Path, out_dir: Path) -> Path:
         out.add_video(STILL_FPS, width, height, options={"preset": "ultrafast"})
         for _ in range(STILL_FRAMES):
             out.write_frame(frame, format="rgb24")
+    record_sidecar(path)
     return path

@@ -158,3 +158,38 @@ def test_a_corrupt_distilled_model_is_distilled_again(tmp_path, monkeypatch, cap
     assert again.distill_seconds > 0  # distilled, not read back
     assert np.allclose(again.encode(TEXTS), vectors, atol=1e-6)
     assert weights.read_bytes() == (tmp_path / "good.safetensors").read_bytes()
+
+
+def test_a_corrupt_derived_clip_is_named_and_written_again(tmp_path, capsys):
+    """Derived clips (silent-audio mp4s, 16 kHz wavs) are content-addressed and reused: a reuse checks
+    the sha256 written beside the file, so a corrupt cached clip is never sent to a model."""
+    from pipelines.media import derive_audio_wav, derive_clip, probe, read_wav
+    from pipelines.tiny_models import write_clip
+
+    def read_wav_bytes(raw: bytes, folder: Path) -> np.ndarray:
+        (folder / "first.wav").write_bytes(raw)
+        return read_wav(folder / "first.wav")[0]
+
+    source = write_clip(tmp_path / "clip.mp4", tone_hz=440.0, shade=90)
+    cache = tmp_path / "cache"
+    silent, wav = derive_clip(source, "silence", cache), derive_audio_wav(source, cache)
+    good = {silent: silent.read_bytes(), wav: wav.read_bytes()}
+    for path in good:
+        assert path.with_name(path.name + ".sha256").is_file()
+        raw = bytearray(path.read_bytes())
+        raw[len(raw) // 2 : len(raw) // 2 + 16] = bytes(16)  # same size, other bytes
+        path.write_bytes(bytes(raw))
+    capsys.readouterr()
+    assert derive_clip(source, "silence", cache) == silent and derive_audio_wav(source, cache) == wav
+    err = capsys.readouterr().err
+    for path in good:
+        assert f"note: cache: {path}: its sha256 differs" in err
+        assert cache_health.reusable(path)  # written again, and its record with it
+    assert silent.read_bytes() == good[silent]  # video packets copied: byte-identical
+    again, rate = read_wav(wav)  # the resampler may move a last float bit
+    assert rate == 16_000 and np.allclose(again, read_wav_bytes(good[wav], tmp_path), atol=1e-5)
+    probe(silent)
+    path = silent.with_name(silent.name + ".sha256")
+    path.unlink()  # a write killed before its record: not trusted, written again without a word
+    assert derive_clip(source, "silence", cache) == silent and path.is_file()
+    assert "note:" not in capsys.readouterr().err
