@@ -582,7 +582,8 @@ def backend_error_count(results: dict[str, Any]) -> int:
 def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:
     """(Re)compute results.json and timing.json from the run directory's records."""
     stored = run.read_config()
-    cfg = config or EvalConfig.model_validate(stored["config"])
+    # --model is not resolved here: recomputing the statistics needs the records, not the weights.
+    cfg = config or EvalConfig.model_validate({**stored["config"], "model": None})
     samples = run.final_samples()
     from karma.data.grounding import read_groundings
 
