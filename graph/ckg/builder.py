@@ -3,7 +3,9 @@
 Steps: detect change events per transition (``detect``; also the state after the cut and changes
 aggregated by target, see ``detect``), compute support / confidence / lift / precedence and their exact
 tests for every visual x music pair (``stats``), keep pairs with enough support, lift and association,
-label them ``causes`` when the music change follows the cut (the precedence test), then add
+label them ``causes`` when the music change follows the cut (the precedence test: sign and share always,
+the precedence z at ``min_precedence_z`` for weak associations and at ``min_strong_precedence_z`` for
+strong ones, see ``BuildConfig.strong_association_z``), then add
 explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
 
 What is emitted for a kept (associated) pair:
@@ -162,7 +164,9 @@ UNDIRECTED_KEY = "left_out_undirected"
 """``build_config`` key: the associations left out because they fail the precedence test."""
 
 
-def _undirected_reason(fails: list[str], b: str, precedence: float, precedence_z: float, share: float) -> str:
+def _undirected_reason(
+    fails: list[str], b: str, precedence: float, precedence_z: float, share: float, required_z: float
+) -> str:
     """Why an association fails the precedence test, in words (its first failing part)."""
     if "precedence" in fails:
         return (
@@ -172,7 +176,7 @@ def _undirected_reason(fails: list[str], b: str, precedence: float, precedence_z
     if "precedence_z" in fails:
         return (
             f"too few transitions to tell whether the music change follows the cut (precedence "
-            f"{precedence:+.2f}, {precedence_z:.1f} standard errors)."
+            f"{precedence:+.2f}, {precedence_z:.1f} standard errors; this association needs {required_z:.1f})."
         )
     return (
         f"the precedence ({precedence:+.2f}) is only {share:.2f} of the excess confidence: most of the "
@@ -188,6 +192,9 @@ class _Tests:
     """Support, lift, association and reference tests passed: the pair gets an edge or is left out."""
     evidence_z: np.ndarray
     """The precedence z: the larger of the pair's own and the pooled shift z."""
+    required_z: np.ndarray
+    """The precedence z the pair needs: ``min_strong_precedence_z`` for a strong association,
+    ``min_precedence_z`` otherwise."""
     excess: np.ndarray
     """Confidence above the base rate."""
     passes: dict[str, np.ndarray]
@@ -200,22 +207,30 @@ class _Tests:
 
 def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
+    association = np.maximum(stats.association_z, pooled_assoc)
+    reference = np.maximum(stats.reference_z, pooled_assoc)
     keep = (
         (stats.support >= config.min_support)
         & (stats.lift >= config.min_lift)
-        & (np.maximum(stats.association_z, pooled_assoc) >= config.min_association_z)
-        & (np.maximum(stats.reference_z, pooled_assoc) >= config.min_reference_z)
+        & (association >= config.min_association_z)
+        & (reference >= config.min_reference_z)
     )
+    # A specific shift borrows the pooled shift's precedence only where the pooled shift is itself
+    # associated with the effect: otherwise one rare X -> Y pair among many would ride on a direction
+    # the pooled event never showed an association for (a chance edge).
+    pooled_prec = np.where(pooled_assoc >= config.min_association_z, pooled_prec, 0.0)
     evidence_z = np.maximum(stats.precedence_z, pooled_prec)
     excess = stats.confidence - stats.base_rate
+    strong = np.minimum(association, reference) >= config.strong_association_z
+    required_z = np.where(strong, config.min_strong_precedence_z, config.min_precedence_z)
     passes = {
         "precedence": stats.precedence >= config.min_precedence,
-        "precedence_z": evidence_z >= config.min_precedence_z,
+        "precedence_z": evidence_z >= required_z,
         "precedence_share": stats.precedence >= config.min_precedence_share * excess,
     }
     is_cause = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
     col = {event_id: c for c, event_id in enumerate(table.columns)}
-    return _Tests(keep, evidence_z, excess, passes, is_cause, col)
+    return _Tests(keep, evidence_z, required_z, excess, passes, is_cause, col)
 
 
 def _statistical_edges(
@@ -265,7 +280,9 @@ def _pair_edge(
     else:
         fails = [name for name, ok in tests.passes.items() if not ok[i, j]]
         share = precedence / float(tests.excess[i, j]) if tests.excess[i, j] > 0 else 0.0
-        reason = _undirected_reason(fails, b, precedence, float(tests.evidence_z[i, j]), share)
+        reason = _undirected_reason(
+            fails, b, precedence, float(tests.evidence_z[i, j]), share, float(tests.required_z[i, j])
+        )
         description = f"{a} and {b} co-move: {stats_text}; but {reason}"
         if not config.keep_undirected:
             left_out.append(
