@@ -53,7 +53,12 @@ def test_true_edges_rank_at_the_top_and_planted_correlations_do_not(world_dir: P
     naive = build_graph(
         dataset.transitions,
         dataset.features,
-        BuildConfig(min_precedence=-1.0, min_precedence_z=-1e9, min_precedence_share=-1e9),
+        BuildConfig(
+            min_precedence=-1.0,
+            min_precedence_z=-1e9,
+            min_strong_precedence_z=-1e9,
+            min_precedence_share=-1e9,
+        ),
     )
     assert not score_against_truth(naive, world_dir / "ground_truth.json").non_causal_ok
 
