@@ -72,6 +72,8 @@ class Row:
     independent: int = 0
     missed: dict[str, int] = field(default_factory=dict)
     """Rule (``r2 visual:contrast:down -> music:mode:is:major``) -> folds that did not keep it."""
+    false: dict[str, int] = field(default_factory=dict)
+    """Causes edge stating no true rule (in the scored variables) -> folds that have it."""
     scores: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
 
@@ -159,6 +161,9 @@ def run_world(  # type: ignore[no-untyped-def]
         report = score_against_truth(graph, truth)
         row.kept.append(_rules_kept(report, row.missed))
         row.precision.append(report.precision)
+        for ranked in report.ranked:
+            if not ranked.is_true:
+                row.false[ranked.id] = row.false.get(ranked.id, 0) + 1
         row.independent += sum(
             1
             for edge in graph.edges.values()
@@ -215,6 +220,9 @@ def print_table(rows: list[Row]) -> None:
         if row.missed:
             missed = "; ".join(f"{name} on {n} fold(s)" for name, n in sorted(row.missed.items()))
             print(f"  not kept, {row.setting} seed {row.seed} at {row.videos}: {missed}")
+        if row.false:
+            false = "; ".join(f"{edge} on {n} fold(s)" for edge, n in sorted(row.false.items()))
+            print(f"  false causes, {row.setting} seed {row.seed} at {row.videos}: {false}")
 
 
 def print_goals(rows: list[Row]) -> None:
