@@ -10,7 +10,8 @@ honest are the same for all of them, and a reader compares the figures side by s
   are too coarse;
 * nothing cut by the frame or hidden by the legend: the y range leaves room above 100 % for the
   value labels, the legend sits below the axes, the layout is matplotlib's constrained layout;
-* a zero bar is drawn ``MIN_BAR`` high with an outline and labelled, so "0 %" is not "missing";
+* a zero bar is drawn a little high (``MIN_BAR``, ``MIN_EFFECT_BAR``) with an outline and labelled
+  with its true value, so "0 %" is not "missing";
 * value labels sit beyond the whisker, p values under the axis, never on a bar;
 * colour means significance only where it holds (McNemar p < ``ALPHA`` and the interval excludes
   0); every other effect is grey, and every effect has its interval drawn.
@@ -39,7 +40,10 @@ DPI = 110
 """Pixels per inch of the saved PNGs (the figure is drawn at the same dpi, so artist extents are
 PNG pixels)."""
 MIN_BAR = 1.2
-"""Drawn height (percent or points) of a bar whose value is 0: visible, outlined and labelled."""
+"""Least drawn height (percent) of an accuracy bar, so a 0 % bar is visible; outlined and labelled
+with its true value."""
+MIN_EFFECT_BAR = 0.012
+"""Least drawn height of an effect bar, as a share of the axis range (a zero effect straddles 0)."""
 ALPHA = 0.05
 """Significance level of the colouring (the tables print p itself)."""
 HEADROOM = 14.0
@@ -311,9 +315,19 @@ def effect_figure(
     lows = [100 * e.low for e in effects]
     highs = [100 * e.high for e in effects]
     colours = [(GAIN if e.delta > 0 else LOSS) if e.significant else NOT_SIGNIFICANT for e in effects]
-    # A zero effect is drawn MIN_BAR tall around 0, so it is seen (its label says 0.0).
-    bottoms = [(-MIN_BAR / 2 if abs(d) < MIN_BAR / 2 else 0.0) for d in deltas]
-    heights = [(MIN_BAR if abs(d) < MIN_BAR / 2 else d) for d in deltas]
+    span_low, span_high = min(0.0, *lows), max(0.0, *highs)
+    pad = max(0.16 * (span_high - span_low), 3.0)
+    low_limit = span_low - (pad if span_low < 0 else pad / 2)
+    high_limit = span_high + (pad if span_high > 0 else pad / 2)
+    # A bar is drawn at least MIN_EFFECT_BAR of the axis tall, so a tiny or zero effect is seen; a
+    # zero one straddles 0. Its label says the true value.
+    least = MIN_EFFECT_BAR * (high_limit - low_limit)
+    zero = [round(d, 1) == 0 for d in deltas]
+    bottoms = [-least / 2 if z else 0.0 for z in zero]
+    heights = [
+        least if z else (d if abs(d) >= least else (least if d > 0 else -least))
+        for d, z in zip(deltas, zero, strict=True)
+    ]
     bars = ax.bar(
         range(len(effects)),
         heights,
@@ -334,20 +348,15 @@ def effect_figure(
     ax.axhline(0, color="black", linewidth=0.8, zorder=1)
     spots = []
     for x, (d, lo, hi) in enumerate(zip(deltas, lows, highs, strict=True)):
-        up = d >= 0
-        end = max(hi, bottoms[x] + heights[x]) if up else min(lo, d)
-        spots.append((float(x), end, 1 if up else -1, f"{d:+.1f}"))
+        top, bottom = max(bottoms[x], bottoms[x] + heights[x]), min(bottoms[x], bottoms[x] + heights[x])
+        text = "0.0" if zero[x] else f"{d:+.1f}"
+        spots.append((float(x), max(hi, top), 1, text) if d >= 0 else (float(x), min(lo, bottom), -1, text))
     labels = _value_labels(ax, spots)
-    span_low, span_high = min(0.0, *lows, -MIN_BAR), max(0.0, *highs, MIN_BAR)
-    pad = max(0.16 * (span_high - span_low), 3.0)
-    ax.set_ylim(
-        span_low - (pad if span_low < -MIN_BAR else pad / 2),
-        span_high + (pad if span_high > MIN_BAR else pad / 2),
-    )
+    ax.set_ylim(low_limit, high_limit)
     ticks = [f"{name}\n{e.pairs} pairs\np = {p_text(e.p)}" for name, e in zip(groups, effects, strict=True)]
     ax.set_xticks(range(len(effects)), ticks, fontsize=8)
     ax.set_xlim(-0.6, len(effects) - 0.4)
-    ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:+.0f}" if v else "0")
+    ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:+g}" if v else "0")
     ax.set_ylabel(f"{what}, percentage points\n95% CI by video", fontsize=8)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(axis="y", color="#E5E5E5", linewidth=0.6, zorder=0)
@@ -434,7 +443,7 @@ def layout_problems(fig: Figure) -> list[str]:
         for i, extent in enumerate(solid):
             if not _inside(extent, box):
                 problems.append(f"bar {i} at {extent.bounds} leaves the axes {box.bounds}")
-            if extent.height < 2 and extent.width < 2:
+            if extent.height < 2:
                 problems.append(f"bar {i} is not visible ({extent.bounds})")
         for i, extent in enumerate(lines):
             if not _inside(extent, box):

@@ -53,12 +53,14 @@ def _outcomes(i: int) -> tuple[str, str]:
     return on, off
 
 
-def quick_run(n: int = 30, videos: int = 2) -> dict[str, Any]:
+def quick_run(n: int = 30, videos: int = 2, same: bool = False) -> dict[str, Any]:
+    """The run's results.json; ``same``: both arms answer alike (every effect is 0)."""
     samples, baselines = [], []
     for i in range(n):
         video = f"v{i % videos}"
         qid = f"{video}/t{i:03d}/q0"
-        for arm, outcome in zip(("on", "off"), _outcomes(i), strict=True):
+        outcomes = (_outcomes(i)[0],) * 2 if same else _outcomes(i)
+        for arm, outcome in zip(("on", "off"), outcomes, strict=True):
             letter = {"right": "a", "wrong": "b", "unparsed": None}[outcome]
             samples.append(
                 SampleRecord(
@@ -204,6 +206,15 @@ def test_a_significant_effect_is_coloured_and_a_run_with_enough_videos_has_no_st
     assert any(t.startswith("significant loss") for t in _legend_texts(fig))
     fig = accuracy_plot_figure(results, "big")
     assert "few videos" not in _title_texts(fig) and "n = 300 questions · 31 videos" in _title_texts(fig)
+
+
+def test_a_zero_effect_is_drawn_visible_and_labelled_zero(tmp_path: Path) -> None:
+    results = quick_run(n=60, videos=12, same=True)
+    assert {s["delta"] for s in results["paired"]["by_type"].values()} == {0.0}
+    fig = delta_plot_figure(results, "no effect")
+    assert layout_problems(fig) == []  # includes: every bar at least 2 px tall
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.0"] * 4
+    assert picture_problems(fig, tmp_path / "zero.png", (NOT_SIGNIFICANT,)) == []
 
 
 def test_the_comparison_plot_names_n_videos_and_parse_failures_per_run(quick: dict, tmp_path: Path) -> None:
