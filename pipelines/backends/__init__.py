@@ -16,6 +16,10 @@ from typing import Any
 
 from karma.core.registry import Registry
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
+from pipelines.backends.ggml_cpu import use_best_cpu_variant
+
+# Before anything here starts llama.cpp: a dispatch build's CPU modules are found only this way.
+use_best_cpu_variant()
 
 BACKENDS = Registry("backend")
 """Backend names, where their classes live (imported on first use) and one line of help each."""
