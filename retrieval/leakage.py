@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from karma.core.errors import InputError
 from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
 from retrieval.graph_view import GraphView
 
 
-class SplitLeakageError(RuntimeError):
+class SplitLeakageError(InputError, RuntimeError):
     """A query's video was part of the graph's build."""
 
 

@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from karma.core.errors import InputError
 from karma.core.records import KEY_ACTION, KEY_MOODS, KEY_OBJECTS, LabelScore
 
 TAGGED_KEYS: tuple[str, ...] = (KEY_OBJECTS, KEY_ACTION, KEY_MOODS)
@@ -146,7 +147,7 @@ def _top(probs: list[float], id2label: dict, top_k: int) -> list[LabelScore]:
     return [LabelScore(label=str(id2label.get(i, i)), score=round(float(probs[i]), 3)) for i in order]
 
 
-class TaggerError(ValueError):
+class TaggerError(InputError):
     """A tagger spec that cannot be loaded."""
 
 

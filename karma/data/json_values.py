@@ -6,10 +6,11 @@ import json
 import re
 from pathlib import Path
 
+from karma.core.errors import InputError
 from karma.data.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 
-class JsonReadError(ValueError):
+class JsonReadError(InputError):
     """A file that is not (a sequence of) JSON values; message says where and why."""
 
 

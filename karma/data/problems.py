@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from karma.core.errors import InputError
+
 Severity = Literal["error", "warning", "inferred"]
 
 
@@ -44,7 +46,7 @@ class DataProblem(BaseModel):
         return f"[{self.severity}] {self.location()}: {self.reason}"
 
 
-class DataValidationError(ValueError):
+class DataValidationError(InputError):
     """Raised by strict loading when any error was found; carries every problem."""
 
     def __init__(self, problems: list[DataProblem]):

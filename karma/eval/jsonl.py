@@ -15,10 +15,12 @@ from typing import IO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from karma.core.errors import InputError
+
 Model = TypeVar("Model", bound=BaseModel)
 
 
-class JsonlCorruptError(ValueError):
+class JsonlCorruptError(InputError):
     """A line before the last one of a JSON-lines file is not a valid record."""
 
 

@@ -58,7 +58,7 @@ def locked_run_folder(out: str | Path, purpose: str = "run") -> Iterator[Path]:
             raise
 
 
-class RunMismatchError(ValueError):
+class RunMismatchError(InputError):
     """A resumed run was started with settings that change answers."""
 
 

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from karma.core import events as ev
+from karma.core.errors import InputError
 
 # Visual variables the generator simulates directly; visual_intensity is derived from them.
 SIMULATED_VISUAL = ("brightness", "saturation", "contrast", "motion")
@@ -25,7 +26,7 @@ REQUIRED_VISUAL = SIMULATED_VISUAL
 REQUIRED_MUSIC = ("loudness",)
 
 
-class WorldConfigError(ValueError):
+class WorldConfigError(InputError):
     """A world file that cannot be read or does not validate; the message names the file and field."""
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from karma.core.errors import InputError
 from karma.synth.config import (
     ActionRule,
     ActionStateRule,
@@ -31,7 +32,7 @@ MAX_RESTARTS = 20
 """How often a video stuck in a cut where no rule fires is simulated again from its first scene."""
 
 
-class WorldTooQuietError(RuntimeError):
+class WorldTooQuietError(InputError, RuntimeError):
     """No rule fires in some cut even after many redraws: the world's thresholds or steps don't fit."""
 
 

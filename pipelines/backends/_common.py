@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from karma.core.errors import InputError
 from pipelines.backends.base import ChatMessage, ChatRequest, Completion
 
 
-class TextOnlyError(ValueError):
+class TextOnlyError(InputError):
     """A media part reached a text-only backend."""
 
 

@@ -28,10 +28,11 @@ from typing import Any
 
 import httpx
 
+from karma.core.errors import RunError
 from pipelines.models import smollm2_gguf_path
 
 
-class LlamaServerError(RuntimeError):
+class LlamaServerError(RunError):
     """The server did not come up; the message quotes its log."""
 
 
