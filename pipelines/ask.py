@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from karma.core.errors import RunError
+from karma.core.errors import InputError, RunError
 from karma.core.paths import cache_dir, project_file, project_root
 from karma.core.records import Question, SceneRef, Transition, VideoFeatures, normalize_question_type
 from pipelines import assembly
@@ -103,7 +103,7 @@ class AskResult(BaseModel):
     """Seconds per stage: data, graph, retriever, backend load, generate, total."""
 
 
-class AskError(ValueError):
+class AskError(InputError):
     """A user error in the ask settings (missing file, bad option)."""
 
 
