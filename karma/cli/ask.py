@@ -13,11 +13,6 @@ from karma.cli.options import (
 )
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
-ASK_DEFAULT_ANSWER_MODE = "loglik"
-"""``karma ask``'s answer mode when none is given: on the sample data, graph on, SmolLM2, the first 60
-questions: generate 11.7 % (35 unparsed), generate with --constrain-choices 21.7 %, letter 20.0 %,
-loglik 33.3 % (docs/evaluation.md, issue 30 item 7). ``karma eval`` keeps generate as its default."""
-
 
 def ask(
     question: opt.QuestionOpt = None,
@@ -60,7 +55,9 @@ def ask(
     """Answer one question (from a QA file or given inline) with or without the causal graph.
 
     With no options it answers the first question of data/sample offline: the graph is built on the fly
-    from the other sample videos, facts come from the default retriever, SmolLM2 answers via llama.cpp.
+    from the other sample videos, facts come from the default retriever, and qwen2.5-coder-1.5b (the
+    model that reads the facts; --model smollm2-135m for the small one) answers via llama.cpp in loglik
+    mode, as karma eval does.
     """
     from pipelines.ask import AskError, result_json
     from pipelines.ask import ask as run_ask
@@ -107,14 +104,18 @@ def _question_index(p: dict) -> int | None:
 
 def _ask_config(p: dict):  # type: ignore[no-untyped-def]
     """The :class:`pipelines.ask.AskConfig` of the command's parameters (bad choices: usage errors)."""
+    from karma.cli.default_model import command_answer_mode, command_model
     from pipelines.ask import AskConfig
 
     inline = bool(p["option"])
     question_index = _question_index(p)
+    p["model"] = command_model(
+        p["model"], p["backend"], [*(p["backend_opt"] or []), *(p["backend_option"] or [])]
+    )
     _choice(p["ckg"], ("on", "off"), "--ckg")
     _choice(p["pipeline"], ("llm", "vlm"), "--pipeline")
     constrained = p["constrain_choices"] or p["constrained"]
-    answer_mode = p["answer_mode"] or ("generate" if constrained else ASK_DEFAULT_ANSWER_MODE)
+    answer_mode = command_answer_mode(p["answer_mode"], p["backend"], constrained=constrained, preset=None)
     _choice(answer_mode, ("generate", "letter", "loglik"), "--answer-mode")
     _choice(p["score_pick"], ("acc_norm", "acc", "mutual_info"), "--score-pick")
     _choice(p["fact_links"], ("none", "options"), "--fact-links")
@@ -143,6 +144,32 @@ def _ask_config(p: dict):  # type: ignore[no-untyped-def]
     )
 
 
+def _print_fact_lines(console, result) -> None:  # type: ignore[no-untyped-def]
+    """The prompt's fact lines (twins merged, relations named), the legend in words, and a line when
+    ``--fact-links options`` linked nothing."""
+    from rich.markup import escape
+
+    from pipelines.fact_lines import READABLE_LEGEND, describe, fact_lines
+
+    p = result.prepared
+    lines = fact_lines(p.graph_block, p.facts)
+    console.print(
+        f"[bold]Facts in the prompt[/bold] ({p.retriever or 'no retriever'}: {len(lines)} lines from "
+        f"{len(p.facts)} retrieved facts):"
+    )
+    for line in lines:
+        console.print(f"  {escape(describe(line))}")
+    if not lines:
+        console.print("  none")
+    else:
+        console.print(f"[dim]  reading: {escape(READABLE_LEGEND)}[/dim]")
+    if result.fact_links == "options" and lines and not any(line.link for line in lines):
+        console.print(
+            f"[yellow]fact links: none of the {len(lines)} lines names an option "
+            "(--fact-links options linked nothing; the prompt holds plain lines)[/yellow]"
+        )
+
+
 def _print(result, show_prompt: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -156,11 +183,7 @@ def _print(result, show_prompt: bool) -> None:
         console.print("[dim]current scene's music hidden (predictive)[/dim]")
     console.print(f"\n[bold]Graph[/bold]: {escape(result.graph_source)}")
     if p.use_graph:
-        console.print(f"[bold]Retrieved facts[/bold] ({p.retriever or 'no retriever'}, {len(p.facts)}):")
-        for fact in p.facts:
-            console.print(f"  {escape('[' + fact.id + ']')} {escape(fact.text)}  (score {fact.score:.3g})")
-        if not p.facts:
-            console.print("  none")
+        _print_fact_lines(console, result)
     if show_prompt:
         console.rule("prompt")
         for message in p.request.messages:

@@ -104,8 +104,8 @@ AnswerModeOpt = Annotated[
     typer.Option(
         "--answer-mode",
         help="generate (parse the reply), letter (score each letter) or loglik (score each option's text). "
-        "Default: loglik, the most accurate of the three with the embedded model on the sample data "
-        "(docs/evaluation.md); generate when --constrain-choices is given.",
+        "Default, as karma eval: loglik, the mode that reads the facts best with the default model "
+        "(docs/evaluation.md); generate with --constrain-choices or --backend openai.",
     ),
 ]
 ScorePickOpt = Annotated[

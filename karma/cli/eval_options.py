@@ -38,7 +38,21 @@ TypesOpt = Annotated[
 VideosOpt = Annotated[
     list[str] | None, typer.Option("--videos", help="Video ids to answer (comma-separated or repeated).")
 ]
-LimitOpt = Annotated[int | None, typer.Option(help="Answer only the first N selected questions.")]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Answer only N of the selected questions, spread over videos and types (--limit-order)."
+    ),
+]
+LimitOrderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--limit-order",
+        help="Which N questions --limit keeps: spread (default: a seeded sample, round-robin over "
+        "videos, types rotated) or first (the first N in the order video, transition, question). "
+        "A run folder keeps the order it was started with.",
+    ),
+]
 FoldsOpt = Annotated[
     int,
     typer.Option(help="k of the k-fold split by video: each video's graph is built without its fold."),
@@ -63,11 +77,21 @@ SeedOpt = Annotated[int, typer.Option(help="Decoding seed.")]
 ConstrainChoicesOpt = Annotated[
     bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
 ]
+DEFAULT_ANSWER_MODE = "loglik"
+"""The answer mode of ``karma ask`` and ``karma eval`` when none is given (``--constrain-choices``
+implies generate, and so does ``--preset paper``, whose published run generated its answers): with
+the default model, qwen2.5-coder-1.5b, loglik reads the facts best (contrary world, 330 pairs,
+--fact-links options: 70.0 % with the graph vs generate 62.4 %; docs/evaluation.md, issue 30 item 4)
+and no answer is lost to parsing. One rule for both commands (``karma.cli.default_model.
+command_answer_mode``: generate on server backends, with --constrain-choices or a preset), so a
+question asked with ``karma ask`` is answered as in a ``karma eval`` run. Task runs (``--task``)
+keep generate."""
 AnswerModeOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         help="generate (parse the reply), letter (score each letter) or loglik (score each option's "
-        "text, acc and acc_norm as lm-evaluation-harness); same in both arms."
+        "text, acc and acc_norm as lm-evaluation-harness); same in both arms. Default, as karma ask: "
+        "loglik; generate with --constrain-choices, --preset or --backend openai."
     ),
 ]
 ScorePickOpt = Annotated[

@@ -36,6 +36,7 @@ def eval_command(
     types: opt.TypesOpt = None,
     videos: opt.VideosOpt = None,
     limit: opt.LimitOpt = None,
+    limit_order: opt.LimitOrderOpt = None,
     folds: opt.FoldsOpt = 5,
     whole_corpus_graph: opt.WholeCorpusGraphOpt = False,
     graph: opt.GraphOpt = None,
@@ -46,7 +47,7 @@ def eval_command(
     temperature: opt.TemperatureOpt = GEN.temperature,
     seed: opt.SeedOpt = GEN.seed,
     constrain_choices: opt.ConstrainChoicesOpt = False,
-    answer_mode: opt.AnswerModeOpt = "generate",
+    answer_mode: opt.AnswerModeOpt = None,
     score_pick: opt.ScorePickOpt = GEN.score_pick,
     fact_links: opt.FactLinksOpt = GEN.fact_links,
     concept_facts: opt.ConceptFactsOpt = GEN.concept_facts,
@@ -98,7 +99,8 @@ def _eval_task(p: dict[str, Any]) -> None:
         temperature=p["temperature"], seed=p["seed"], limit=p["limit"],
         bootstrap_resamples=p["bootstrap_resamples"], batch_size=p["batch_size"], concurrency=p["concurrency"],
         max_error_rate=p["max_error_rate"], allow_backend_errors=p["allow_backend_errors"],
-        report_too=p["report_too"], progress=p["progress"], answer_mode=p["answer_mode"], executor=p["executor"],
+        report_too=p["report_too"], progress=p["progress"], answer_mode=p["answer_mode"] or "generate",
+        executor=p["executor"],
     )  # fmt: skip
 
 
@@ -110,14 +112,23 @@ def _graph_mode(p: dict[str, Any]) -> str:
 
 def _eval_config(p: dict[str, Any]) -> Any:
     """The run's :class:`karma.eval.EvalConfig` from the command's parameters (bad values: exit 2)."""
+    from karma.cli.default_model import command_answer_mode, command_model
     from karma.core.shard import ShardSpec
     from karma.eval import EvalConfig, arms_from_ckg
 
     if p["executor"] not in ("local", "ray"):
         raise typer.BadParameter(f"--executor must be local or ray, got {p['executor']!r}")
+    if p["limit_order"] is not None and p["limit_order"] not in ("spread", "first"):
+        raise typer.BadParameter(
+            f"choose spread or first, got {p['limit_order']!r}", param_hint="--limit-order"
+        )
+    p["answer_mode"] = command_answer_mode(
+        p["answer_mode"], p["backend"], constrained=p["constrain_choices"], preset=p["preset"]
+    )
+    p["model"] = command_model(p["model"], p["backend"], p["backend_opt"])
     same = ("lenient", "pipeline", "backend", "model", "retriever", "k", "budget_tokens", "template",
             "temperature", "seed", "constrain_choices", "answer_mode", "fact_links", "concept_facts",
-            "score_pick", "log_prompts", "folds", "fold_seed", "limit", "bootstrap_resamples", "batch_size",
+            "score_pick", "log_prompts", "folds", "fold_seed", "limit", "limit_order", "bootstrap_resamples", "batch_size",
             "concurrency", "preset", "max_error_rate", "allow_empty_graph", "audio_parts")  # fmt: skip
     try:
         return EvalConfig(
@@ -224,6 +235,29 @@ def _print_summary(run_dir: Path) -> None:
         typer.echo(
             f"  graph effect: {100 * paired['delta']:+.1f} points [{100 * paired['ci_low']:+.1f}, "
             f"{100 * paired['ci_high']:+.1f}], McNemar p={paired['mcnemar_p']:.3g}"
+        )
+    _print_warnings(run_dir, results)
+
+
+def _print_warnings(run_dir: Path, results: dict[str, Any]) -> None:
+    """What the numbers above cannot show: too few videos for the intervals, links that linked nothing."""
+    from karma.eval.report import MIN_VIDEOS_FOR_INTERVALS
+
+    videos = results.get("n_videos")
+    if videos is not None and videos < MIN_VIDEOS_FOR_INTERVALS:
+        typer.echo(
+            f"  warning: {results.get('n_questions')} questions from only {videos} video(s): the intervals "
+            f"resample whole videos, so they are too coarse to trust (use at least "
+            f"{MIN_VIDEOS_FOR_INTERVALS}; widen --limit or --videos)"
+        )
+    from karma.eval.rundir import RunDir
+
+    linked = [r.linked_lines for r in RunDir(run_dir).final_samples() if r.linked_lines is not None]
+    if linked:
+        empty = sum(1 for count in linked if count == 0)
+        typer.echo(
+            f"  fact links: {len(linked) - empty} of {len(linked)} graph-on prompts name an option; "
+            f"{empty} linked nothing (plain fact lines)"
         )
 
 

@@ -28,7 +28,7 @@ def list_models(
     """Every registered model: name, state (installed, unverified, corrupt with the fix, not installed),
     size, licence, source, sha256. Reads each file's size and mtime and its check record only: no
     hashing, nothing written (`karma models verify NAME` re-hashes a file)."""
-    from pipelines.model_registry import DEFAULT_MODEL, REGISTRY, model_state
+    from pipelines.model_registry import READING_MODEL, REGISTRY, model_state
 
     rows = []
     for item in REGISTRY.values():
@@ -38,7 +38,7 @@ def list_models(
             {
                 "name": item.name,
                 "title": item.title,
-                "default": item.name == DEFAULT_MODEL,
+                "default": item.name == READING_MODEL,  # karma ask / eval without --model
                 "installed": path is not None,
                 "state": health.state,
                 "state_detail": health.detail,

@@ -23,8 +23,9 @@ def key_values(values: list[str], flag: str, *, lower_keys: bool = False) -> dic
 
 MODEL_HELP = (
     "llamacpp / transformers: the answering model, a registry name (`karma models list`, e.g. "
-    "qwen2.5-coder-1.5b after `karma models install qwen2.5-coder-1.5b`) or a weights path; default: "
-    "the embedded smollm2-135m."
+    "smollm2-135m, the small model for plumbing) or a weights path; default on llamacpp: "
+    "qwen2.5-coder-1.5b, the model that reads the facts (installed by scripts/setup.sh, or "
+    "`karma models install qwen2.5-coder-1.5b`)."
 )
 
 

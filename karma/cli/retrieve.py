@@ -199,12 +199,29 @@ def _print_facts(
     if query.observed_events:
         typer.echo(f"observed: {', '.join(query.observed_events)}")
     shown = f"{result.retriever} ({route} route)" if route else result.retriever
-    typer.echo(f"retriever: {shown}  graph: {result.graph_hash}  facts: {len(result.facts)}")
     if style == "table":
+        typer.echo(f"retriever: {shown}  graph: {result.graph_hash}  facts: {len(result.facts)}")
         typer.echo(serialize_facts(result, budget_tokens=budget_tokens or None, style="table"))
         return
-    for rank, fact in enumerate(result.facts, start=1):
-        typer.echo(f"{rank:>3}. {fact.score:9.4f}  [{fact.id}] {fact.text}")
+    _print_lines(result, shown)
     if budget_tokens:
         typer.echo(f"\nprompt block ({budget_tokens} tokens):")
         typer.echo(serialize_facts(result, budget_tokens=budget_tokens) or "(no fact fits)")
+
+
+def _print_lines(result, shown: str) -> None:  # type: ignore[no-untyped-def]
+    """The facts as the prompt's block shows them: twins (a ``causes`` edge and its ``text_relation``
+    twin) merged into one line that names its relations, numbered as in the prompt, with the legend
+    in words (``pipelines.fact_lines``). Edge ids and per-fact scores: ``--format json``."""
+    from pipelines.fact_lines import READABLE_LEGEND, fact_lines
+    from retrieval.serialize import fact_block
+
+    lines = fact_lines(fact_block(result, None).lines, result.facts)
+    typer.echo(
+        f"retriever: {shown}  graph: {result.graph_hash}  facts: {len(result.facts)} "
+        f"in {len(lines)} prompt lines (twins merged)"
+    )
+    for line in lines:
+        typer.echo(f"{line.number:>3}. {line.score:9.4f}  {line.text}  ({' + '.join(line.relations)})")
+    if lines:
+        typer.echo(f"reading: {READABLE_LEGEND}")

@@ -91,7 +91,20 @@ def test_ask_from_another_folder_uses_the_caches_eval_uses(
     elsewhere = tmp_path / "somewhere" / "else"
     elsewhere.mkdir(parents=True)
     monkeypatch.chdir(elsewhere)
-    _ok(runner.invoke(app, ["ask", "--qa", str(SAMPLE / "synthVid002_qa.json"), "--format", "json"]))
+    _ok(
+        runner.invoke(
+            app,
+            [
+                "ask",
+                "--model",
+                "smollm2-135m",
+                "--qa",
+                str(SAMPLE / "synthVid002_qa.json"),
+                "--format",
+                "json",
+            ],
+        )
+    )
     assert list(elsewhere.iterdir()) == []  # nothing written where ask ran
     assert any((user_cache / "graphs").iterdir())  # the on-the-fly graph
     assert any((user_cache / "index").iterdir())  # the hybrid retriever's vector index
@@ -103,6 +116,8 @@ def test_ask_from_another_folder_uses_the_caches_eval_uses(
             app,
             [
                 "eval",
+                "--model",
+                "smollm2-135m",
                 "--data",
                 str(SAMPLE),
                 "--out",

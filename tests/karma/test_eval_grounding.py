@@ -86,6 +86,8 @@ def test_eval_and_report_on_made_questions_show_accuracy_per_grounding(tmp_path:
     run = tmp_path / "run"
     args = [
         "eval",
+        "--model",
+        "smollm2-135m",
         "--data",
         str(made),
         "--out",

@@ -104,5 +104,5 @@ def test_the_cli_refuses_another_order_on_an_old_folder_before_loading_a_model(w
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "was filled with --limit-order first" in result.output and "Traceback" not in result.output
-    bad = CliRunner().invoke(app, [*args[:-2], "--limit-order", "random", "--no-progress"])
+    bad = CliRunner().invoke(app, [*args[:-3], "--limit-order", "random", "--no-progress"])
     assert bad.exit_code == 2 and "choose spread or first" in bad.output

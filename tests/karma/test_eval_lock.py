@@ -28,7 +28,7 @@ LIMIT = 1  # one question x two arms: the kill falls between its two records
 
 def _command(world: Path, out: Path, cache: Path) -> list[str]:
     return [
-        sys.executable, "-m", "karma.cli.main", "eval",
+        sys.executable, "-m", "karma.cli.main", "eval", "--model", "smollm2-135m",
         "--data", str(world), "--out", str(out), "--ckg", "both", "--retriever", "keyword",
         "--k", "4", "--limit", str(LIMIT), "--folds", "3", "--constrain-choices", "--max-tokens", "4",
         "--cache", str(cache), "--no-progress",

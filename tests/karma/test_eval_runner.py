@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _args(world: Path, out: Path, cache: Path) -> list[str]:
     return [
         "eval",
+        "--model", "smollm2-135m",
         "--data", str(world),
         "--out", str(out),
         "--ckg", "both",

@@ -287,7 +287,8 @@ def test_eval_on_ray_with_two_workers_gives_the_local_results(
     eval_runs: dict[str, Path], ray_head: str
 ) -> None:
     out = eval_runs["base"] / "ray"
-    command = [sys.executable, "-m", "karma.cli.main", "eval", "--data", str(eval_runs["world"]), "--out", str(out),
+    command = [sys.executable, "-m", "karma.cli.main", "eval", "--model", "smollm2-135m",
+               "--data", str(eval_runs["world"]), "--out", str(out),
                "--ckg", "both", "--retriever", "keyword", "--k", "4", "--types", "predictive", "--folds", "3",
                "--constrain-choices", "--max-tokens", "4", "--no-cache", "--no-progress",
                "--executor", "ray", "--shards", "2", "--ray-address", ray_head]  # fmt: skip

@@ -14,6 +14,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 pytestmark = pytest.mark.slow
 
+SMOL = ["--model", "smollm2-135m"]
+"""The suite's fast model, named: ``karma ask`` answers with qwen2.5-coder-1.5b unless told otherwise."""
+
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
@@ -27,12 +30,12 @@ def _ok(result) -> str:
     return result.output
 
 
-def test_ask_with_no_arguments_runs_the_embedded_default(runner: CliRunner, tmp_path: Path):
-    out = _ok(runner.invoke(app, ["ask"]))
+def test_ask_with_only_the_model_named_runs_the_embedded_default(runner: CliRunner, tmp_path: Path):
+    out = _ok(runner.invoke(app, ["ask", *SMOL]))
     assert "synthVid001/t000/q0" in out
     assert "built from" in out and "without synthVid001" in out  # graph on the fly, asked video left out
-    assert "Retrieved facts (hybrid" in out
-    assert "->music:" in out  # visual -> music relations, not just concept links (small-data min_support)
+    assert "Facts in the prompt (hybrid" in out
+    assert "(causes" in out  # visual -> music causes, not just concept links
     assert "Answer:" in out and "parse:" in out and "Latency:" in out
     assert "SmolLM2" in out
     assert any((tmp_path / "cache" / "index").iterdir())  # the index is kept (by graph hash) for the next ask
@@ -50,8 +53,8 @@ def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRun
         "--retriever",
         "keyword",
     ]
-    on = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json"])))
-    off = json.loads(_ok(runner.invoke(app, [*base, "--constrained", "--json", "--no-ckg"])))
+    on = json.loads(_ok(runner.invoke(app, [*base, *SMOL, "--constrained", "--json"])))
+    off = json.loads(_ok(runner.invoke(app, [*base, *SMOL, "--constrained", "--json", "--no-ckg"])))
     assert on["question_id"] == off["question_id"] == "synthVid002/t001/q1"
     assert on["question_type"] == "predictive" and on["expected"] in "abcd"
     assert on["answer"]["use_graph"] and not off["answer"]["use_graph"]
@@ -63,7 +66,7 @@ def test_ask_json_graph_on_and_off_share_everything_but_the_block(runner: CliRun
 
 
 def test_show_prompt_prints_system_and_user_messages(runner: CliRunner):
-    out = _ok(runner.invoke(app, ["ask", "-q", "2", "--no-ckg", "--show-prompt", "--constrained"]))
+    out = _ok(runner.invoke(app, ["ask", *SMOL, "-q", "2", "--no-ckg", "--show-prompt", "--constrained"]))
     assert "system:" in out and "user:" in out
     assert "Question (Counterfactual)" in out and "ANSWER:" in out
     assert "Causal knowledge" not in out
@@ -83,6 +86,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
         "--no-ckg",
         "--constrained",
         "--json",
+        *SMOL,
     ]  # fmt: skip
     payload = json.loads(_ok(runner.invoke(app, args)))
     assert payload["question_id"] == "synthVid003/t000/q0"
@@ -106,7 +110,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
-    result = runner.invoke(app, ["ask", *args])
+    result = runner.invoke(app, ["ask", *SMOL, *args])
     assert result.exit_code == 2
     assert message in result.output
 
@@ -131,7 +135,7 @@ def test_vlm_ask_on_generator_clips_masks_audio_and_reports_a_text_only_backend(
             scene_id=scene,
             video_id="synthVid001",
         )
-    args = ["ask", "-q", "1", "--pipeline", "vlm", "--clips", str(clips), "--no-ckg", "--show-prompt"]
+    args = ["ask", *SMOL, "-q", "1", "--pipeline", "vlm", "--clips", str(clips), "--no-ckg", "--show-prompt"]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
     assert "<video_url file://" in result.output and "scene_001.mp4" in result.output
@@ -146,7 +150,7 @@ def test_graph_cannot_be_built_from_the_asked_video_alone(runner: CliRunner, tmp
     for name in ("synthVid001_qa.json", "synthVid001_causal_features.json"):
         (single / name).write_bytes((SAMPLE / name).read_bytes())
     result = runner.invoke(
-        app, ["ask", "--qa", str(single / "synthVid001_qa.json"), "--retriever", "keyword"]
+        app, ["ask", *SMOL, "--qa", str(single / "synthVid001_qa.json"), "--retriever", "keyword"]
     )
     assert result.exit_code == 2
     assert "without synthVid001" in result.output and "--no-ckg" in result.output
@@ -155,6 +159,17 @@ def test_graph_cannot_be_built_from_the_asked_video_alone(runner: CliRunner, tmp
 def test_unreadable_qa_file_reports_the_file_problem(runner: CliRunner, tmp_path: Path):
     broken = tmp_path / "vidX_qa.json"
     broken.write_text('[{"current_scene": "scene_002.mp4", ')
-    result = runner.invoke(app, ["ask", "--qa", str(broken), "--no-ckg"])
+    result = runner.invoke(app, ["ask", *SMOL, "--qa", str(broken), "--no-ckg"])
     assert result.exit_code == 2
     assert "vidX_qa.json" in result.output and "no valid transition 0 (valid: none)" in result.output
+
+
+def test_the_default_model_not_installed_says_how_to_install_it_or_what_to_name(runner: CliRunner):
+    """A fresh cache root holds no qwen2.5-coder-1.5b: the default fails with one line, exit 2,
+    after the question was read (a bad question is still reported as such)."""
+    result = runner.invoke(app, ["ask", "--no-ckg"])
+    assert result.exit_code == 2, result.output
+    assert "karma models install qwen2.5-coder-1.5b" in result.output
+    assert "--model smollm2-135m" in result.output and "Traceback" not in result.output
+    bad = runner.invoke(app, ["ask", "-t", "99"])
+    assert bad.exit_code == 2 and "no valid transition 99" in bad.output

