@@ -178,9 +178,14 @@ def _undirected_reason(
             f"too few transitions to tell whether the music change follows the cut (precedence "
             f"{precedence:+.2f}, {precedence_z:.1f} standard errors; this association needs {required_z:.1f})."
         )
+    if "precedence_share" in fails:
+        return (
+            f"the precedence ({precedence:+.2f}) is only {share:.2f} of the excess confidence: most of the "
+            "association was already there one transition earlier, a persistent trend rather than a cause."
+        )
     return (
-        f"the precedence ({precedence:+.2f}) is only {share:.2f} of the excess confidence: most of the "
-        "association was already there one transition earlier, a persistent trend rather than a cause."
+        f"{b} is read from music variables whose association with this visual change failed the "
+        "precedence test (a shared trend): its entry at the cut is that trend crossing a threshold."
     )
 
 
@@ -203,6 +208,25 @@ class _Tests:
     """Every precedence test passed: a ``causes`` edge."""
     col: dict[str, int]
     """Event id -> its column in the event table."""
+
+
+def _trend_through_source(stats: PairStats, undirected: np.ndarray, config: BuildConfig) -> np.ndarray:
+    """(causes, effects) bool: the effect's variable is read from music variables (``config.read_from``:
+    mood from valence and arousal) and the cause has an association with one of those that failed the
+    precedence test (``undirected``). A trend that drifts arousal over several cuts enters a rare mood at
+    one cut, and that entry looks new at the cut; the verdict on the variable the mood is read from is
+    the one that can see the trend."""
+    out = np.zeros_like(undirected)
+    variable_of = [event_variable(e) for e in stats.effects]
+    for derived, sources in config.read_from.items():
+        source_cols = [j for j, v in enumerate(variable_of) if v in sources]
+        if not source_cols:
+            continue
+        trend = undirected[:, source_cols].any(axis=1)
+        for j, variable in enumerate(variable_of):
+            if variable == derived:
+                out[:, j] = trend
+    return out
 
 
 def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
@@ -228,7 +252,9 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
         "precedence_z": evidence_z >= required_z,
         "precedence_share": stats.precedence >= config.min_precedence_share * excess,
     }
-    is_cause = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
+    direction_ok = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
+    passes["read_from"] = ~_trend_through_source(stats, keep & ~direction_ok, config)
+    is_cause = direction_ok & passes["read_from"]
     col = {event_id: c for c, event_id in enumerate(table.columns)}
     return _Tests(keep, evidence_z, required_z, excess, passes, is_cause, col)
 

@@ -57,6 +57,13 @@ class BuildConfig(BaseModel):
     Total_Visual_Intensity combines motion, contrast and saturation). A composite's ``causes`` edge is
     relabelled ``co_moves`` (still emitted) when one of its inputs, moving the same way, has a ``causes``
     edge to the same effect: the composite moves with its input, it is a proxy rather than a cause."""
+    read_from: dict[str, list[str]] = Field(default_factory=lambda: {"mood": ["valence", "arousal"]})
+    """Music variable -> the music variables it is read from (mood taggers and karma's worlds read the
+    mood from valence and arousal). An edge into such a variable is not a cause when its cause's
+    association with one of the source variables failed the precedence test: a trend drifting arousal
+    over several cuts enters a rare mood at one cut, which looks new at the cut (measured on the contrary
+    world, 400 videos, mood states on: ``saturation:down -> mood:is:dull`` a ``causes`` edge on 4 of 5
+    folds without this check, none with it)."""
     min_precedence_share: float = 0.5
     """A ``causes`` edge also needs precedence >= this share of its excess confidence (confidence - base
     rate): a cause's association is new at its own cut, while a persistent common trend already shows
@@ -78,11 +85,10 @@ class BuildConfig(BaseModel):
     ``visual:action:is:running``), so rules with a state-valued effect are mined (action, mode, mood).
     Add ``mood`` (``--states action,mode,mood``) for rules whose effect is a mood state ("the performer
     dances -> the mood is calm"): without ``music:mood:is:calm`` such a rule splits into one rare
-    ``X->calm`` shift per earlier mood and is never a ``causes`` edge, with it the shift into the action
-    (``visual:action:*->dancing -> music:mood:is:calm``) is. Not on by default: where moods are read from
-    valence and arousal (every karma world, and mood taggers), a trend drifting arousal over several cuts
-    enters a rare mood at one cut, and that entry passes the precedence test (measured on the contrary
-    world, 400 videos: ``saturation:down -> mood:is:dull`` a ``causes`` edge on 4 of 5 folds, z 3.5-4)."""
+    ``X->calm`` shift per earlier mood and is mostly not a ``causes`` edge; with it the shift into the
+    action (``visual:action:*->dancing -> music:mood:is:calm``) is. ``read_from`` keeps trends in valence
+    and arousal from reaching mood states. Not on by default yet: it adds a mood-state node per mood to
+    every graph, and the learned event aliases and the graph reader have not been measured with them."""
     aggregate_variables: list[str] = Field(default_factory=lambda: ["action"])
     """Categorical variables whose ``X->Y`` changes are also pooled by target as ``*->Y`` (any shift to
     Y), so a rule "-> running" from any prior action is one well-supported edge (action, mood)."""

@@ -63,6 +63,25 @@ def test_every_rule_is_a_causes_edge_in_its_own_form_on_every_fold_graph(world_d
         ]
 
 
+def test_with_mood_states_a_trend_reaches_one_only_without_the_read_from_check(dataset) -> None:  # type: ignore[no-untyped-def]
+    # The regime drifts arousal over several cuts; the mood read from it enters "dull" at one cut, which
+    # looks new at the cut. The verdict on arousal (a trend) is the one that sees it (BuildConfig.read_from).
+    held_out = fold_exclusion(dataset.video_ids, FOLDS, 0, seed=0)
+    moods = ["action", "mode", "mood"]
+    unchecked = build_graph(
+        dataset.transitions,
+        dataset.features,
+        BuildConfig(exclude_videos=held_out, state_variables=moods, read_from={}),
+    )
+    leaked = [e.id for e in unchecked.edges.values() if e.relation == "causes" and ":saturation:" in e.source]
+    assert leaked and all(":mood:" in e for e in leaked)
+    checked = build_graph(
+        dataset.transitions, dataset.features, BuildConfig(exclude_videos=held_out, state_variables=moods)
+    )
+    left = {(r["source"], r["target"]): r["fails"] for r in checked.build_config["left_out_undirected"]}
+    assert all(left[tuple(e.split("|")[0].split("->", 1))] == ["read_from"] for e in leaked)
+
+
 def test_without_states_and_aggregates_the_state_and_action_rules_lose_their_form(
     world_dir: Path, dataset
 ) -> None:  # type: ignore[no-untyped-def]
