@@ -150,3 +150,24 @@ def test_a_second_run_on_the_same_out_is_refused(made: Path, tmp_path: Path) -> 
             os.kill(first.pid, signal.SIGKILL)
             first.wait()
     assert not (out / RECORDS).is_file() or (out / RECORDS).read_text() == ""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fault", ["dead port", "hang"])
+def test_paraphrase_against_a_dead_port_and_a_hang(made: Path, tmp_path: Path, fault: str) -> None:  # noqa: F811
+    from karma.qa.paraphrase import MANIFEST as PARAPHRASED
+    from karma.qa.paraphrase import RECORDS as REWRITES
+
+    out = tmp_path / "paraphrased"
+    command = ["qa", "paraphrase", str(made), "--out", str(out), "--limit", "3", "--allow-bias",
+               "--max-error-rate", "1"]  # fmt: skip
+    with LoopbackModelServer(mode="hang") as hanging:
+        url = dead_port_url() if fault == "dead port" else hanging.base_url
+        first = runner.invoke(app, [*command, *_opts(url, timeout_s=0.5)])
+    assert first.exit_code == 1 and "3 of 3 questions have no verdict" in first.output, first.output
+    assert all(r["error"] for r in _lines(out / REWRITES)) and not (out / PARAPHRASED).exists()
+    with LoopbackModelServer(reply=lambda body: "How does the music change?") as healthy:
+        again = runner.invoke(app, [*command, *_opts(healthy.base_url)])
+        assert again.exit_code == 0, again.output
+        assert healthy.good == 3
+    assert json.loads((out / PARAPHRASED).read_text())["questions"] > 3
