@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph.model import CausalGraph, GraphStore
+from karma.core.errors import InputError
 from karma.core.registry import Registry
 from retrieval.base import RetrievalQuery, RetrievalResult, Retriever
 from retrieval.graph_view import GraphView
@@ -85,7 +86,7 @@ def _make(
     config: dict[str, object],
 ) -> Retriever:
     if name not in RETRIEVER_NAMES:
-        raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVER_NAMES)}")
+        raise InputError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVER_NAMES)}")
     if name == "none":
         view = None if store_or_graph is None else _view(store_or_graph)
         if config:
@@ -96,7 +97,7 @@ def _make(
 
         return make_neo4j_hybrid(store_or_graph, config)
     if store_or_graph is None:
-        raise ValueError(f"retriever {name!r} needs a graph")
+        raise InputError(f"retriever {name!r} needs a graph")
     view = _view(store_or_graph)
     if name == "keyword":
         from retrieval.keyword import KeywordConfig, KeywordRetriever

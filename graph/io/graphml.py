@@ -16,6 +16,7 @@ import networkx as nx
 
 from graph.model import CausalGraph, CkgEdge, CkgNode, EdgeRelation, NodeKind
 from karma.core.atomic import atomic_path
+from karma.core.errors import InputError
 
 GRAPHML_FILE = "graph.graphml"
 _NODE_KINDS = set(get_args(NodeKind))
@@ -63,9 +64,9 @@ def _list(value: Any, path: Path, where: str) -> list[str]:
     try:
         items = json.loads(value)
     except (TypeError, json.JSONDecodeError):
-        raise ValueError(f"{path}: {where}: not a JSON list: {value!r}") from None
+        raise InputError(f"{path}: {where}: not a JSON list: {value!r}") from None
     if not isinstance(items, list):
-        raise ValueError(f"{path}: {where}: not a JSON list: {value!r}")
+        raise InputError(f"{path}: {where}: not a JSON list: {value!r}")
     return [str(v) for v in items]
 
 
@@ -78,7 +79,7 @@ def read_graphml(path: str | Path) -> CausalGraph:
     except FileNotFoundError:
         raise FileNotFoundError(f"GraphML file not found: {path}") from None
     except Exception as exc:  # networkx raises several parser error types
-        raise ValueError(f"{path}: not readable GraphML ({exc})") from exc
+        raise InputError(f"{path}: not readable GraphML ({exc})") from exc
     nodes: dict[str, CkgNode] = {}
     for node_id, data in g.nodes(data=True):
         node_id = str(node_id)

@@ -201,10 +201,10 @@ def _read_rows(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, An
     except FileNotFoundError:
         raise FileNotFoundError(f"GraphRAG table not found: {path}") from None
     except (pa.ArrowInvalid, OSError) as exc:
-        raise ValueError(f"{path}: not a readable parquet file ({exc})") from exc
+        raise InputError(f"{path}: not a readable parquet file ({exc})") from exc
     missing = [c for c in required if c not in table.column_names]
     if missing:
-        raise ValueError(f"{path}: missing required column(s) {missing}; has {table.column_names}")
+        raise InputError(f"{path}: missing required column(s) {missing}; has {table.column_names}")
     return table.to_pylist(), dict(table.schema.metadata or {})
 
 
@@ -256,7 +256,7 @@ def _title_column(rows: list[dict[str, Any]], path: Path, notes: list[str]) -> s
     if rows and title_column != "title":
         notes.append(f"{path}: no 'title' column; entity titles are read from {title_column!r}")
     elif rows and "title" not in columns:
-        raise ValueError(f"{path}: no 'title', 'name' or 'id' column; has {sorted(columns)}")
+        raise InputError(f"{path}: no 'title', 'name' or 'id' column; has {sorted(columns)}")
     return title_column
 
 
@@ -267,7 +267,7 @@ def _entity_title(rec: dict[str, Any], row: int, title_column: str, path: Path, 
         if title:
             notes.append(f"{path}: row {row}: empty {title_column!r}; the entity id is its title")
     if not title:
-        raise ValueError(f"{path}: row {row}, column {title_column!r}: empty title")
+        raise InputError(f"{path}: row {row}, column {title_column!r}: empty title")
     return title
 
 
@@ -302,7 +302,7 @@ def _read_entities(rows: list[dict[str, Any]], title_column: str, path: Path, no
             out.by_table_id.setdefault(node_id, first.id)
             continue
         if node_id in out.nodes:
-            raise ValueError(f"{path}: row {row}, column 'id': duplicate entity id {node_id!r}")
+            raise InputError(f"{path}: row {row}, column 'id': duplicate entity id {node_id!r}")
         out.nodes[node_id] = CkgNode(
             id=node_id,
             title=title,
@@ -331,7 +331,7 @@ def _endpoint(entities: _Entities, rec: dict[str, Any], row: int, side: str, pat
         return entities.by_title[value]
     if value in entities.by_table_id:
         return entities.by_table_id[value]
-    raise ValueError(
+    raise InputError(
         f"{paths[1]}: row {row}, column {side!r}: {value!r} is neither an entity title nor an "
         f"entity id in {paths[0]}"
     )
@@ -355,7 +355,7 @@ def _read_relationships(
             suffix = _text(rec.get("id")) or _text(rec.get("human_readable_id")) or str(row)
             edge_id = f"{edge_id}#{suffix}"
         if edge_id in edges:
-            raise ValueError(f"{path}: row {row}, column 'id': duplicate relationship {edge_id!r}")
+            raise InputError(f"{path}: row {row}, column 'id': duplicate relationship {edge_id!r}")
         if not _text(rec.get("ckg_id")) and rec.get("id") is not None:
             kept_edge_ids[edge_id] = _text(rec["id"])
         edges[edge_id] = CkgEdge(

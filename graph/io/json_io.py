@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from graph.model import CausalGraph
 from karma.core.atomic import atomic_write_text
+from karma.core.errors import InputError
 
 GRAPH_JSON = "graph.json"
 
@@ -33,6 +34,6 @@ def read_json(path: str | Path) -> CausalGraph:
     except FileNotFoundError:
         raise FileNotFoundError(f"graph file not found: {path}") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a karma graph: not UTF-8 text (byte {exc.start})") from None
+        raise InputError(f"{path}: not a karma graph: not UTF-8 text (byte {exc.start})") from None
     except ValidationError as exc:
-        raise ValueError(f"{path}: not a karma graph: {exc}") from exc
+        raise InputError(f"{path}: not a karma graph: {exc}") from exc

@@ -41,12 +41,11 @@ def clips(
     `karma eval --data OUT --clips OUT/clips`. A video that fails is recorded in
     OUT/clips_errors.jsonl and the others go on; finished videos are skipped on a rerun.
     """
-    from rich.console import Console
-
     from graph.extract import ExtractOptions
     from graph.extract.qa_clips import ERRORS_FILE, QaClipsOutcome, cut_qa_clips
+    from karma.cli.console import stderr_console
 
-    console = Console(stderr=True, highlight=False)
+    console = stderr_console()
     options = ExtractOptions(sample_rate_hz=sample_rate, analysis_height=analysis_height, taggers=tagger)
 
     def report(outcome: QaClipsOutcome) -> None:

@@ -43,11 +43,10 @@ def validate(
     if task_cli.is_other_task(task):
         task_cli.validate_task(task, path, lenient, task_opt)  # type: ignore[arg-type]
         return
-    from rich.console import Console
-
+    from karma.cli.console import stdout_console
     from karma.data import load_dataset
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console()
     try:
         dataset = load_dataset(path, lenient=True)
     except FileNotFoundError as exc:
@@ -101,13 +100,13 @@ def stats(
     The baselines (always the most frequent letter, always the longest option, always the option
     sharing most words with the question) show how much can be scored without looking at anything.
     """
-    from rich.console import Console
     from rich.table import Table
 
+    from karma.cli.console import stdout_console
     from karma.data import DataValidationError, load_dataset
     from karma.data.stats import dataset_stats
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console()
     try:
         dataset = load_dataset(path, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:

@@ -8,7 +8,9 @@ stderr and an exit code:
   undecodable or too deeply nested input;
 * exit 1 — a run that started and failed: :class:`~karma.core.errors.RunError` (backend down or
   erroring, error rate exceeded), connection failures, and anything unexpected (a bug: the line
-  says so and how to see the traceback);
+  says so and how to see the traceback). A plain ``ValueError`` is one of these: karma's own bad-input
+  errors are :class:`~karma.core.errors.InputError` (a ``ValueError`` too), so a bare one means a
+  broken invariant, and reporting it as bad input would send the user hunting in good data;
 * exit 130 — interrupted with Ctrl-C.
 
 No traceback is printed unless ``--debug`` is given (anywhere on the command line) or
@@ -91,8 +93,6 @@ def describe(exc: BaseException) -> tuple[int, str]:
         return 1, _one_line(f"run failed: {type(exc).__name__}: {exc}")
     if isinstance(exc, OSError):
         return 2, _one_line(_oserror(exc))
-    if isinstance(exc, ValueError):
-        return 2, _one_line(str(exc))
     if isinstance(exc, MemoryError):
         return 1, "run failed: out of memory"
     return 1, _one_line(

@@ -162,10 +162,10 @@ def _extract_here(
     progress: bool,
 ) -> None:
     """The local executor: a process pool here, with a progress bar; ``--shard`` keeps one shard."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from graph.extract import TaggerError, extract_many
+    from karma.cli.console import stderr_console
 
     universe = videos
     spec = None
@@ -183,7 +183,7 @@ def _extract_here(
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
     )
-    console = Console(stderr=True, highlight=False)
+    console = stderr_console()
     with Progress(*columns, console=console, disable=not progress) as bar:
         task = bar.add_task("", total=len(videos))
 

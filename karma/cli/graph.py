@@ -24,9 +24,9 @@ app = typer.Typer(no_args_is_help=True)
 
 def _console() -> Console:
     # rich is imported lazily so `karma --help` stays instant.
-    from rich.console import Console
+    from karma.cli.console import stdout_console
 
-    return Console(highlight=False, soft_wrap=True, emoji=False)  # node ids like music:key:... stay text
+    return stdout_console()
 
 
 def _parse_thresholds(values: list[str]) -> dict[str, float]:

@@ -34,9 +34,9 @@ DATABASE_HELP = "Database [env NEO4J_DATABASE; default neo4j]."
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from karma.cli.console import stdout_console
 
-    return Console(highlight=False, soft_wrap=True)
+    return stdout_console()
 
 
 def _settings(uri: str | None, user: str | None, password: str | None, database: str | None) -> Neo4jSettings:

@@ -54,8 +54,7 @@ def make(
     refused (exit 2, nothing written) when the most-frequent-letter, longest-option or word-overlap
     baseline beats --max-bias. See docs/real-data.md.
     """
-    from rich.console import Console
-
+    from karma.cli.console import stderr_console
     from karma.qa import QaMakeConfig, make_qa
 
     config = QaMakeConfig(
@@ -70,7 +69,7 @@ def make(
         allow_bias=allow_bias,
     )
     summary = make_qa(config)
-    console = Console(stderr=True, highlight=False)
+    console = stderr_console()
     types = ", ".join(f"{n} {t}" for t, n in summary.questions_per_type.items())
     worst = max(
         (v, k)
@@ -104,8 +103,7 @@ def verify(
     OUT is locked (a second run on it: exit 2). OUT/verify.json records the model, the prompt hash and
     every drop; OUT holds the kept questions as a complete folder. See docs/real-data.md.
     """
-    from rich.console import Console
-
+    from karma.cli.console import stderr_console
     from karma.cli.options import key_values
     from karma.qa.verify import VerifyConfig, verify_qa
 
@@ -118,7 +116,7 @@ def verify(
         max_error_rate=max_error_rate,
     )
     summary = verify_qa(config)
-    Console(stderr=True, highlight=False).print(
+    stderr_console().print(
         f"{summary.verified} questions verified with {summary.model_id} ({summary.answered_now} now, "
         f"{summary.from_cache} from cache): kept {summary.kept}, dropped {summary.dropped} "
         f"(listed in {out / 'verify_drops.jsonl'}) -> {out}"
@@ -148,8 +146,7 @@ def paraphrase(
     refused (exit 2) when a no-model baseline beats
     --max-bias. Run `karma qa verify` on the result to drop items the rewrite broke. See docs/real-data.md.
     """
-    from rich.console import Console
-
+    from karma.cli.console import stderr_console
     from karma.cli.options import key_values
     from karma.qa.paraphrase import ParaphraseConfig, paraphrase_qa
 
@@ -165,7 +162,7 @@ def paraphrase(
     )
     summary = paraphrase_qa(config)
     rejected = ", ".join(f"{n} {why}" for why, n in summary.rejected.items()) or "none"
-    Console(stderr=True, highlight=False).print(
+    stderr_console().print(
         f"{summary.rewritten} of {summary.questions} questions rewritten with {summary.model_id} "
         f"({summary.answered_now} now, {summary.from_cache} from cache); rejected: {rejected} -> {out}"
     )

@@ -141,9 +141,9 @@ def synth(
     With --media, also mp4 scene clips with audio (clips/<video_id>/scene_NNN.mp4) and full
     videos with hard cuts (videos/<video_id>.mp4). See docs/synth.md.
     """
-    from rich.console import Console
+    from karma.cli.console import stderr_console
 
-    console = Console(stderr=True)
+    console = stderr_console()
     config = _world_config(world, scene_seconds)
     config = _family_settings(config, seed, family, wording, units, music_lag, visual_drift)
     if videos is None and media:

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
+from karma.core.errors import InputError
 from karma.core.records import OPTION_LETTERS, SceneRef
 from karma.data.dataset import Dataset
 
@@ -104,7 +105,7 @@ def export_questions(dataset: Dataset, out: str | Path, fmt: ExportFormat = "par
     from karma.core.atomic import atomic_path
 
     if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+        raise InputError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
     rows = question_rows(dataset)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

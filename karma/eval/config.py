@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from karma.core.errors import InputError
 from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.eval.records import ARMS, Arm
 from pipelines.assembly import GenerationSettings
@@ -162,4 +163,4 @@ def arms_from_ckg(ckg: str) -> list[Arm]:
     try:
         return table[ckg]
     except KeyError:
-        raise ValueError(f"--ckg must be on, off or both, got {ckg!r}") from None
+        raise InputError(f"--ckg must be on, off or both, got {ckg!r}") from None

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition, normalize_question_type
 from karma.eval import hygiene
@@ -110,7 +111,7 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
         for raw in config.types:
             normalized = normalize_question_type(raw)
             if normalized is None:
-                raise ValueError(
+                raise InputError(
                     f"unknown question type {raw!r} (use evidential, predictive, counterfactual)"
                 )
             wanted_types.add(normalized)
@@ -118,7 +119,7 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
     if videos is not None:
         missing = sorted(videos - set(dataset.video_ids))
         if missing:
-            raise ValueError(f"videos not in {config.data}: {', '.join(missing)}")
+            raise InputError(f"videos not in {config.data}: {', '.join(missing)}")
     chosen = [
         (t, q)
         for t in sorted(dataset.transitions, key=lambda t: (t.video_id, t.index))

@@ -22,6 +22,8 @@ import random
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
+from karma.core.errors import InputError
+
 LimitOrder = Literal["spread", "first"]
 LIMIT_ORDERS: tuple[str, ...] = ("spread", "first")
 DEFAULT_LIMIT_ORDER: LimitOrder = "spread"
@@ -78,7 +80,7 @@ def apply_limit(pairs: Sequence[Pair], limit: int | None, order: str | None) -> 
         return list(pairs)
     order = order or DEFAULT_LIMIT_ORDER
     if order not in LIMIT_ORDERS:
-        raise ValueError(f"limit order must be spread or first, got {order!r}")
+        raise InputError(f"limit order must be spread or first, got {order!r}")
     if order == "first":
         return list(pairs[:limit])
     positions = list(range(len(pairs)))

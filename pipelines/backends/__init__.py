@@ -14,6 +14,7 @@ import inspect
 import typing
 from typing import Any
 
+from karma.core.errors import InputError
 from karma.core.registry import Registry
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
 from pipelines.backends.ggml_cpu import use_best_cpu_variant
@@ -85,7 +86,7 @@ def coerce_options(cls: type, options: dict[str, Any]) -> dict[str, Any]:
         if key not in params or params[key].kind is inspect.Parameter.VAR_KEYWORD:
             if not takes_any:
                 valid = ", ".join(k for k, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD)
-                raise ValueError(f"unknown option {key!r} for backend {cls.__name__}; valid options: {valid}")
+                raise InputError(f"unknown option {key!r} for backend {cls.__name__}; valid options: {valid}")
             out[key] = value  # passed through (e.g. vLLM engine arguments)
             continue
         hint = hints.get(key)
@@ -96,7 +97,7 @@ def coerce_options(cls: type, options: dict[str, Any]) -> dict[str, Any]:
             out[key] = TypeAdapter(hint).validate_python(value)
         except ValidationError as exc:
             first = exc.errors()[0]["msg"]
-            raise ValueError(f"option {key!r} of backend {cls.__name__}: {first} (got {value!r})") from None
+            raise InputError(f"option {key!r} of backend {cls.__name__}: {first} (got {value!r})") from None
     return out
 
 
