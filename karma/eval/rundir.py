@@ -32,7 +32,7 @@ GRAPHS_DIR = "graphs"
 
 
 @contextmanager
-def locked_run_folder(out: str | Path, purpose: str = "run") -> Iterator[Path]:
+def locked_run_folder(out: str | Path, purpose: str = "task run") -> Iterator[Path]:
     """Hold ``out``'s run lock (``karma.core.lock.FolderLock``) for the block.
 
     A second run on the same folder is refused at once (exit 2, naming the holder). When the block

@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE, ErrorGuard
 from karma.eval.jsonl import JsonlAppender, read_jsonl
-from karma.eval.rundir import check_resumable
+from karma.eval.rundir import check_resumable, locked_run_folder
 from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -154,33 +152,6 @@ def finished_keys(run_dir: Path) -> set[tuple[str, str]]:
     return {r.key for r in read_samples(run_dir) if r.error is None}
 
 
-@contextmanager
-def locked_run_folder(out: str | Path, purpose: str = "task run") -> Iterator[Path]:
-    """Hold ``out``'s run lock (``karma.core.lock.FolderLock``) for the block.
-
-    A second run on the same folder is refused at once (exit 2, naming the holder). When the block
-    fails and the folder was created here and holds nothing but the lock file, the folder is removed:
-    a refused run leaves no folder behind.
-    """
-    from karma.core.lock import LOCK_FILE, FolderLock
-
-    folder = Path(out)
-    created = not folder.exists()
-    lock = FolderLock(folder, purpose)
-    with lock:
-        if lock.stale_note():
-            print(f"note: {lock.stale_note()}", file=sys.stderr)
-        try:
-            yield folder
-        except BaseException:
-            if created and {p.name for p in folder.iterdir()} <= {LOCK_FILE}:
-                (folder / LOCK_FILE).unlink(missing_ok=True)
-                lock.release()
-                with suppress(OSError):
-                    folder.rmdir()
-            raise
-
-
 @dataclass
 class _Prepared:
     """What :func:`run_task` checks before it touches the run folder."""
@@ -256,7 +227,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
     for the whole call; a second run on it fails at once naming this one.
     """
     prep = prepare_task(config)
-    with locked_run_folder(config.out) as out:
+    with locked_run_folder(config.out, "task run") as out:
         owns_backend = backend is None
         if backend is None:  # options, model files and device checked before the first request
             from pipelines.backends.preflight import open_backend
