@@ -437,7 +437,7 @@ def _refuse_before_loading(config: EvalConfig) -> None:
         from retrieval.embed import embed_device
 
         check_device(embed_device(config.embed_device), "--device")
-    if config.retriever == "hybrid":  # the embedding model's files, found now rather than mid-run
+    if config.retriever == "hybrid" and "on" in config.arms:  # the embedding model, now, not mid-run
         from karma.core.errors import InputError
         from retrieval.embed import EmbedderUnavailable, resolve_model
 
