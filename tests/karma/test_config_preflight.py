@@ -168,6 +168,7 @@ def test_a_good_configuration_still_runs(server: LoopbackModelServer, tmp_path: 
             "none",
             "--ckg",
             "off",
+            "--no-cache",
         ],
     )
     assert result.exit_code == 0, result.output
