@@ -171,10 +171,11 @@ def _print_fact_lines(console, result) -> None:  # type: ignore[no-untyped-def]
 
 
 def _print(result, show_prompt: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False, soft_wrap=True, emoji=False)  # long paths and facts stay on one line
+    from karma.cli.console import stdout_console
+
+    console = stdout_console()  # long paths and facts stay on one line
     q, a, p = result.question, result.answer, result.prepared
     console.print(f"[bold]{a.question_id}[/bold] ({q.type}): {escape(q.question)}")
     for letter, text in q.options.items():
