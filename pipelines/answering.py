@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
+from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.core.records import (
     OPTION_LETTERS,
@@ -174,7 +175,7 @@ class GraphContext:
         concept_facts: bool = False,
     ):
         if links not in ("none", "options"):
-            raise ValueError(f"fact links must be 'none' or 'options', got {links!r}")
+            raise InputError(f"fact links must be 'none' or 'options', got {links!r}")
         self.retriever = retriever
         self.use_graph = use_graph
         self.k = k
@@ -223,7 +224,7 @@ class GraphContext:
 
             view = getattr(self.retriever, "view", None)
             if view is None:
-                raise ValueError("fact links need a retriever over a graph (it has no view)")
+                raise InputError("fact links need a retriever over a graph (it has no view)")
             self._reader = GraphReader(view, getattr(self.retriever, "embedder", None))
         letters = self._reader.links(options, result.facts)
         return {fact_id: f"{letter}: {options[letter]}" for fact_id, letter in letters.items()}

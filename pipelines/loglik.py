@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from karma.core.errors import InputError
 from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion
 
 AnswerMode = Literal["generate", "letter", "loglik"]
@@ -81,7 +82,7 @@ class ScoresContinuations(Protocol):
 
 def check_mode(mode: str) -> str:
     if mode not in ANSWER_MODES:
-        raise ValueError(f"answer mode must be one of {', '.join(ANSWER_MODES)}, got {mode!r}")
+        raise InputError(f"answer mode must be one of {', '.join(ANSWER_MODES)}, got {mode!r}")
     return mode
 
 
@@ -177,7 +178,7 @@ class ScoringBackend(Backend):
         pick: str = "acc_norm",
     ):
         if pick not in SCORE_PICKS:
-            raise ValueError(f"score pick must be one of {', '.join(SCORE_PICKS)}, got {pick!r}")
+            raise InputError(f"score pick must be one of {', '.join(SCORE_PICKS)}, got {pick!r}")
         if check_mode(mode) not in SCORED_MODES:
             raise ValueError(f"ScoringBackend scores; mode {mode!r} generates")
         if not isinstance(inner, ScoresContinuations):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from karma.core.cache_health import record_sidecar, reusable
+from karma.core.errors import InputError
 from karma.core.hashing import file_sha256
 from karma.core.media import MediaError, MediaInfo, decode_audio
 from karma.core.media import probe as probe
@@ -69,13 +70,13 @@ class FrameSampling:
             return np.zeros(0, dtype=np.int64)
         if self.fps is not None:
             if self.fps <= 0:
-                raise ValueError(f"fps must be positive, got {self.fps}")
+                raise InputError(f"fps must be positive, got {self.fps}")
             step = max(source_fps / self.fps, 1.0) if source_fps > 0 else 1.0
             picked = np.arange(0.0, frame_count, step)
         else:
             count = self.num_frames or 1
             if count <= 0:
-                raise ValueError(f"num_frames must be positive, got {count}")
+                raise InputError(f"num_frames must be positive, got {count}")
             picked = (np.arange(count) + 0.5) * frame_count / count
         picked = np.unique(np.clip(np.floor(picked), 0, frame_count - 1).astype(np.int64))
         if len(picked) > self.max_frames:

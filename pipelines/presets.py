@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from karma.core.errors import InputError
+
 PAPER_FPS = 4.0
 PAPER_MAX_PIXELS = 448 * 448
 PAPER_MAX_TOKENS = 16
@@ -89,7 +91,7 @@ def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}") from None
+        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}") from None
 
 
 def apply_preset(

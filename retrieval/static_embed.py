@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from karma.core.errors import RunError
+from karma.core.errors import InputError, RunError
 
 ROUTE_ENV = "KARMA_EMBED_ROUTE"
 """Environment variable that forces the embedding route (``exact``, ``static``) or leaves it ``auto``."""
@@ -66,7 +66,7 @@ def embed_route(value: str | None = None) -> str:
     setting = str(chosen).strip().lower()
     if setting not in ROUTES:
         source = "route" if value not in (None, "") else f"${ROUTE_ENV}"
-        raise ValueError(f"{source} must be auto, exact or static, got {chosen!r}")
+        raise InputError(f"{source} must be auto, exact or static, got {chosen!r}")
     return setting
 
 

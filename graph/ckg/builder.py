@@ -47,6 +47,7 @@ from graph.ckg.inputs import feature_transitions
 from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
 from graph.ckg.stats import PairStats, pair_stats
 from graph.model import CausalGraph, CkgEdge, CkgNode
+from karma.core.errors import InputError
 from karma.core.events import READABLE, parse_event_id
 from karma.core.records import Transition, VideoFeatures
 
@@ -544,7 +545,7 @@ def build_graph(
         transitions += feature_transitions(features, {t.video_id for t in transitions})
     kept, pairs, prev = _prepare(transitions, features, exclude)
     if not kept:
-        raise ValueError("no transitions left to build a graph from (all excluded, or none loaded)")
+        raise InputError("no transitions left to build a graph from (all excluded, or none loaded)")
     row_ids = [t.transition_id for t in kept]
     table = build_event_table(
         pairs,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from graph.ckg.forms import same_rule_form
 from graph.ckg.summary import left_out_undirected
 from graph.model import CausalGraph, CkgEdge
+from karma.core.errors import InputError
 
 RULES_FORMAT = "karma-rules/1"
 """The ``format`` value of a rule-level truth file."""
@@ -279,18 +280,18 @@ def load_ground_truth(path: str | Path) -> GroundTruth:
     except FileNotFoundError:
         raise FileNotFoundError(f"ground-truth file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read truth file ({exc})") from exc
+        raise InputError(f"{path}: cannot read truth file ({exc})") from exc
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        raise InputError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a truth file holds a JSON object, got {type(data).__name__}")
+        raise InputError(f"{path}: a truth file holds a JSON object, got {type(data).__name__}")
     try:
         return GroundTruth.model_validate(data)
     except ValidationError as exc:
         details = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
         )
-        raise ValueError(f"{path}: not a ground-truth file: {details}") from None
+        raise InputError(f"{path}: not a ground-truth file: {details}") from None
 
 
 def _matches(node_id: str, side: str) -> bool:
@@ -395,7 +396,7 @@ def score_against_truth(graph: CausalGraph, ground_truth: str | Path | GroundTru
     truth = ground_truth if isinstance(ground_truth, GroundTruth) else load_ground_truth(ground_truth)
     claims = truth.claims()
     if not claims:  # a GroundTruth built in code without validation
-        raise ValueError("no true rules or edges: refusing to score against an empty truth")
+        raise InputError("no true rules or edges: refusing to score against an empty truth")
     scope = truth.variables()
 
     def in_scope(edge: CkgEdge) -> bool:

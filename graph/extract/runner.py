@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from graph.extract.options import ExtractOptions
+from karma.core.errors import InputError
 
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov", ".webm", ".avi", ".m4v")
 ERRORS_FILE = "extract_errors.jsonl"
@@ -149,7 +150,7 @@ def extract_many(
     ids = [p.stem for p in sources]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise ValueError(f"several input videos share the video id(s) {duplicates}; ids come from file names")
+        raise InputError(f"several input videos share the video id(s) {duplicates}; ids come from file names")
     outcomes: list[VideoOutcome] = []
 
     def report(outcome: VideoOutcome) -> None:

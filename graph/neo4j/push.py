@@ -29,6 +29,7 @@ from graph.neo4j.schema import (
     edge_row,
     node_row,
 )
+from karma.core.errors import InputError
 
 if TYPE_CHECKING:
     import neo4j
@@ -200,7 +201,7 @@ def push_graph(
     ``progress`` is called with the number of nodes/edges written after each batch.
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise InputError(f"batch_size must be >= 1, got {batch_size}")
     validate_for_push(graph)
     started = time.perf_counter()
     report = PushReport(graph_hash=graph.content_hash(), nodes=len(graph.nodes), edges=len(graph.edges))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_write_text
+from karma.core.errors import InputError
 from karma.eval.answer_report import ceiling_lines, status_table
 from karma.eval.results import BASELINE_NAMES, OVERALL, TYPE_ORDER
 from karma.eval.rundir import RunDir
@@ -349,7 +350,7 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
     """
     runs = [RunDir(p) for p in run_dirs]
     if not runs:
-        raise ValueError("give at least one run directory")
+        raise InputError("give at least one run directory")
     out = Path(out_dir) if out_dir else (runs[0].path / "report" if len(runs) == 1 else Path("karma-report"))
     out.mkdir(parents=True, exist_ok=True)
     loaded: list[tuple[str, dict[str, Any]]] = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from karma.core.errors import InputError
 from karma.synth.config import (
     ActionRule,
     ActionStateRule,
@@ -55,7 +56,7 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
     rng = np.random.default_rng(np.random.SeedSequence([seed, FAMILY_SALT]))
     music = [name for name in ("loudness", "tempo", "valence", "arousal") if name in base.music]
     if len(music) < 3:
-        raise ValueError(f"world {base.name!r}: a family world needs three musical variables, got {music}")
+        raise InputError(f"world {base.name!r}: a family world needs three musical variables, got {music}")
     causes = list(RULE_CAUSES)
     rng.shuffle(causes)
     numeric_causes, state_cause, independent = causes[:2], causes[1], causes[2]

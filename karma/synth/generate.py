@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from karma.core import records as r
 from karma.core.atomic import atomic_write_text
+from karma.core.errors import InputError
 from karma.synth.config import WorldConfig, apply_units, dump_world, intensity_factor, resolve_world
 from karma.synth.definitions import MOOD_LABELS, key_name, mood_scores, total_visual_intensity
 from karma.synth.dynamics import Simulation, simulate
@@ -122,13 +123,13 @@ def generate(
     started = time.perf_counter()
     n_videos = world.videos if videos is None else videos
     if n_videos < 1:
-        raise ValueError(f"videos must be at least 1, got {n_videos}")
+        raise InputError(f"videos must be at least 1, got {n_videos}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     # Child 4 words free-worded questions; spawning more children leaves the first four as they were.
     seeds = np.random.SeedSequence(seed).spawn(5)
     if media and world.units != "luma":
-        raise ValueError(f"world {world.name!r}: media are rendered from luma-unit features; use units: luma")
+        raise InputError(f"world {world.name!r}: media are rendered from luma-unit features; use units: luma")
     resolved = resolve_world(world, np.random.default_rng(seeds[3]))
     # The simulation runs on the written scale; world.json records the config as given (luma units).
     world = apply_units(resolved)

@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from karma.core.errors import InputError
 from karma.core.media_write import Mp4Writer
 from karma.core.music import parse_key
 from karma.core.records import KEY_TEMPO, SceneFeatures, seconds_to_time
@@ -447,7 +448,7 @@ def _plan_scenes(qa_path: Path) -> tuple[str, list[_PlannedScene]]:
     result = load_qa_file(qa_path)
     errors = [p for p in result.problems if p.severity == "error"]
     if not result.transitions and errors:
-        raise ValueError(f"{qa_path}: cannot read QA file: {errors[0]}")
+        raise InputError(f"{qa_path}: cannot read QA file: {errors[0]}")
     scenes: dict[str, _PlannedScene] = {}
     for transition in result.transitions:
         for ref in (transition.past_scene, transition.current_scene):
@@ -457,7 +458,7 @@ def _plan_scenes(qa_path: Path) -> tuple[str, list[_PlannedScene]]:
                     scene_id=ref.scene_id, start_s=ref.start_seconds, end_s=ref.end_seconds
                 )
     if not scenes:
-        raise ValueError(f"{qa_path}: no scenes referenced")
+        raise InputError(f"{qa_path}: no scenes referenced")
 
     # Scene numbers are in time order in Karma-MV; the full video follows them.
     return result.video_id, sorted(scenes.values(), key=lambda s: int(s.scene_id.split("_")[1]))
@@ -551,11 +552,11 @@ def render_video(
     loaded = load_features_file(features_path)
     if loaded.features is None:
         reason = loaded.problems[0].reason if loaded.problems else "unreadable"
-        raise ValueError(f"{features_path}: cannot read feature file: {reason}")
+        raise InputError(f"{features_path}: cannot read feature file: {reason}")
     scene_features = loaded.features.scenes
     missing = [s.scene_id for s in planned if s.scene_id not in scene_features]
     if missing:
-        raise ValueError(f"{features_path}: scenes referenced by {qa_path.name} have no features: {missing}")
+        raise InputError(f"{features_path}: scenes referenced by {qa_path.name} have no features: {missing}")
     plans: list[ScenePlan] = []
     for scene in planned:
         if scene.start_s is not None and scene.end_s is not None and scene.end_s > scene.start_s:

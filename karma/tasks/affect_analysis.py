@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from karma.core.errors import InputError
 from karma.tasks.aimoclips import CENTRE, AImoclipsData
 
 DIMENSIONS = ("valence", "arousal")
@@ -189,7 +190,7 @@ def agreement(predicted: dict[str, tuple[float, float]], data: AImoclipsData) ->
 
     names = sorted(n for n in predicted if n in data.clips)
     if len(names) < 3:
-        raise ValueError(f"need at least 3 clips with an estimate, got {len(names)}")
+        raise InputError(f"need at least 3 clips with an estimate, got {len(names)}")
     out: dict[str, Any] = {"n_clips": len(names)}
     for d, dim in enumerate(DIMENSIONS):
         pred = [predicted[n][d] for n in names]
@@ -217,6 +218,6 @@ def estimate_clip_affect(path: Path, sample_rate: int = 22_050) -> tuple[float, 
 
     track = decode_audio(path, sample_rate)
     if track is None:
-        raise ValueError(f"{path}: no audio stream")
+        raise InputError(f"{path}: no audio stream")
     (values,) = scene_audio_features(track, [(0.0, track.duration_s)])
     return float(values[KEY_VALENCE]), float(values[KEY_AROUSAL])

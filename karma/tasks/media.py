@@ -12,6 +12,7 @@ import hashlib
 import posixpath
 from pathlib import Path, PureWindowsPath
 
+from karma.core.errors import InputError
 from karma.core.media_write import Mp4Writer
 from pipelines.media_guard import LINKS_HELP, checked_media, media_format
 
@@ -31,12 +32,12 @@ def confined_path(root: Path, value: str) -> Path:
     """
     text = value.strip().replace("\\", "/")
     if text.startswith("/") or PureWindowsPath(value.strip()).drive:
-        raise ValueError(
+        raise InputError(
             f"{value!r} is an absolute path; media paths must be relative to the data folder {root}"
         )
     normal = posixpath.normpath(text)
     if normal == ".." or normal.startswith("../"):
-        raise ValueError(f"{value!r} leads outside the data folder {root}")
+        raise InputError(f"{value!r} leads outside the data folder {root}")
     return root / normal
 
 

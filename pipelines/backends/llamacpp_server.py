@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from karma.core.errors import RunError
+from karma.core.errors import InputError, RunError
 from pipelines.models import smollm2_gguf_path
 
 
@@ -241,7 +241,7 @@ class NativeLlamaServer(LlamaServer):
             raise TypeError("NativeLlamaServer runs a binary, not a Python interpreter")
         super().__init__(model_path, **options)
         if parallel < 1:
-            raise ValueError(f"parallel must be >= 1, got {parallel}")
+            raise InputError(f"parallel must be >= 1, got {parallel}")
         self.parallel = parallel
         found = Path(binary) if binary else find_llama_server()
         if found is None or not found.is_file():

@@ -109,14 +109,14 @@ def _load(path: Path) -> PromptTemplate:
             f"{path}: not a valid YAML prompt template{line}: {getattr(exc, 'problem', exc)}"
         ) from exc
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a prompt template must be a YAML mapping")
+        raise InputError(f"{path}: a prompt template must be a YAML mapping")
     for field in ("name", "version", "system", "user", "graph_block"):
         if not isinstance(data.get(field), str):
-            raise ValueError(f"{path}: field {field!r} is missing or not a string")
+            raise InputError(f"{path}: field {field!r} is missing or not a string")
     if "{graph_block}" not in data["user"]:
-        raise ValueError(f"{path}: the user text must contain {{graph_block}} (the only ablation switch)")
+        raise InputError(f"{path}: the user text must contain {{graph_block}} (the only ablation switch)")
     if "{facts}" not in data["graph_block"]:
-        raise ValueError(f"{path}: graph_block must contain {{facts}}")
+        raise InputError(f"{path}: graph_block must contain {{facts}}")
     return PromptTemplate(**data, sha256=hashlib.sha256(raw).hexdigest(), source=str(path))
 
 
