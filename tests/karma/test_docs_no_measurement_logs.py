@@ -19,9 +19,10 @@ MARKERS: dict[str, re.Pattern[str]] = {
     "machine load": re.compile(r"\bload average\b|\bload \d|\(load\b|\bat load \d|\bunder load \d", re.I),
     "commit id": re.compile(r"`[0-9a-f]{7,12}`|\bcommit [0-9a-f]{7,40}\b|\bon [0-9a-f]{7}\b"),
     "temporary folder": re.compile(r"/tmp/|\$WORK/"),
+    "machine line": re.compile(r"\b(AMD EPYC|Intel Xeon)\b"),
 }
 """What marks a line as part of a measurement log (the load of a shared machine, the commit a number
-was taken on, a scratch folder)."""
+was taken on, a scratch folder, the CPU it ran on)."""
 
 
 def log_lines(text: str) -> list[str]:
