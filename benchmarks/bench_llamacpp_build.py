@@ -1,0 +1,190 @@
+"""llama.cpp builds side by side: the portable AVX2 build against the runtime-dispatch build.
+
+Both wheels come from scripts/build_llama_wheel.sh (built once, cached in ~/.cache/karma/wheels/;
+a missing one is built first, which takes minutes). Each is unpacked once next to its wheel and run
+in its own child process (the wheel's ``llama_cpp`` first on ``sys.path``), one after the other, on
+the same GGUF, threads and prompts:
+
+* prompt reading: ``--prompt-tokens`` tokens evaluated from an empty context (llama.cpp's prompt
+  processing, the part of a loglik question that dominates), the fastest of ``--repeat`` runs,
+  tokens/s;
+* one loglik question: karma's ``llamacpp`` backend in the ``loglik`` answer mode scoring the four
+  options of a question with a fact block (a prompt shaped like karma's), seconds per question, the
+  fastest of ``--questions`` distinct questions after one warm-up question.
+
+The fastest run counts because other load on a shared machine only adds time; with ``--rounds N``
+the builds run alternately N times each (best kept), so a change of load reaches both. The load
+column is the highest 1-minute load average seen at the start of a build's runs.
+
+The dispatch build loads the best CPU module for this machine (pipelines/backends/ggml_cpu.py); the
+variant it picked is printed. Ratios are dispatch over portable (higher tokens/s and lower seconds are
+better). Run: ``.venv/bin/python benchmarks/bench_llamacpp_build.py [--model qwen2.5-coder-1.5b]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.machine import describe_machine  # noqa: E402
+
+FACTS = [
+    "brightness increases -> loudness increases (support 41, lift 2.3)",
+    "motion increases -> tempo increases (support 33, lift 1.9)",
+    "saturation decreases -> mood becomes sad (support 18, lift 1.7)",
+    "a cut to a night scene -> the key moves to minor (support 12, lift 1.5)",
+]
+OPTIONS = ["the music gets louder", "the music gets quieter", "the key moves to minor", "nothing changes"]
+
+
+def question(i: int) -> list[dict[str, str]]:
+    """A question prompt shaped like karma's: a system line, a fact block, the question, options."""
+    facts = "\n".join(f"- {fact}" for fact in FACTS)
+    options = "\n".join(f"{letter}) {text}" for letter, text in zip("abcd", OPTIONS, strict=True))
+    user = (
+        f"Retrieved facts:\n{facts}\n\nScene {i}: the video cuts from a dark street to a bright beach "
+        f"at noon (brightness {100 + i} -> {140 + i}).\nHow does the music most likely change?\n{options}"
+    )
+    return [
+        {"role": "system", "content": "You answer questions about music videos. Reply with one letter."},
+        {"role": "user", "content": user},
+    ]
+
+
+def unpacked(wheel: Path) -> Path:
+    """The wheel unpacked once into a folder beside it (importable with that folder on sys.path)."""
+    target = wheel.parent / "unpacked"
+    if not (target / "llama_cpp" / "__init__.py").is_file():
+        tmp = wheel.parent / f"unpacked.tmp.{os.getpid()}"
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(tmp)
+        tmp.rename(target)
+    return target
+
+
+def child(args: argparse.Namespace) -> None:
+    """Runs inside the child process: measure this build, print one JSON line."""
+    from pipelines.backends.ggml_cpu import use_best_cpu_variant
+
+    variant = use_best_cpu_variant()  # before llama.cpp starts (a no-op for the portable build)
+    import llama_cpp
+    from llama_cpp import Llama
+
+    from pipelines.backends import ChatMessage, ChatRequest, get_backend
+    from pipelines.loglik import wrap_backend
+
+    assert str(Path(llama_cpp.__file__).resolve()).startswith(args.lib), llama_cpp.__file__
+    llm = Llama(str(args.model_path), n_ctx=args.prompt_tokens + 64, n_threads=args.threads,
+                n_batch=512, verbose=False)  # fmt: skip
+    words = " ".join(f"{OPTIONS[i % 4]} after scene {i}." for i in range(args.prompt_tokens))
+    tokens = llm.tokenize(words.encode())[: args.prompt_tokens]
+    rates = []
+    for _ in range(args.repeat):
+        llm.reset()
+        start = time.perf_counter()
+        llm.eval(tokens)
+        rates.append(
+            len(tokens) / (time.perf_counter() - start)
+        )  # the fastest run counts: other load only adds time
+    llm.close()
+    backend = wrap_backend(
+        get_backend("llamacpp", model_path=str(args.model_path), n_threads=args.threads), "loglik"
+    )
+
+    def ask(i: int) -> float:
+        request = ChatRequest(
+            messages=[ChatMessage(role=m["role"], content=m["content"]) for m in question(i)],
+            choices=OPTIONS,
+        )
+        start = time.perf_counter()
+        (completion,) = backend.generate([request])
+        assert completion.error is None, completion.error
+        return time.perf_counter() - start
+
+    ask(0)  # warm-up: pages the weights in
+    seconds = [ask(i + 1) for i in range(args.questions)]
+    print(json.dumps({"variant": variant or "built-in (portable)", "prompt_tps": max(rates),
+                      "question_s": min(seconds), "tokens": len(tokens)}))  # fmt: skip
+
+
+def wheel_path(build: str) -> Path:
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build_llama_wheel.sh"), build],
+        check=True, capture_output=False, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--model", default="qwen2.5-coder-1.5b", help="a model name of `karma models` or a .gguf"
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--prompt-tokens", type=int, default=512)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--questions", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each build, alternating")
+    parser.add_argument("--builds", default="portable,dispatch", help="which builds, comma-separated")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--lib", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--model-path", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    if args.model.endswith(".gguf"):
+        model_path = Path(args.model)
+    else:
+        from pipelines.model_registry import model_path as registry_path
+
+        model_path = registry_path(args.model)
+    builds = args.builds.split(",")
+    libs = {build: unpacked(wheel_path(build)) for build in builds}
+    results: dict[str, dict] = {}
+    for _ in range(args.rounds):  # builds alternate, so a change of the machine's load hits both
+        for build in builds:
+            lib = libs[build]
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(lib), str(ROOT)]))
+            env.pop("GGML_BACKEND_PATH", None)
+            cmd = [sys.executable, __file__, "--child", "--lib", str(lib.resolve()), "--model-path", str(model_path),
+               "--threads", str(args.threads), "--prompt-tokens", str(args.prompt_tokens),
+               "--repeat", str(args.repeat), "--questions", str(args.questions)]  # fmt: skip
+            load = os.getloadavg()[0]
+            out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+            got = {**json.loads(out.strip().splitlines()[-1]), "load": load}
+            if build in results:  # keep the best of the rounds
+                got["prompt_tps"] = max(got["prompt_tps"], results[build]["prompt_tps"])
+                got["question_s"] = min(got["question_s"], results[build]["question_s"])
+                got["load"] = max(got["load"], results[build]["load"])
+            results[build] = got
+    print(f"machine: {describe_machine()}")
+    first = next(iter(results.values()))
+    print(f"model: {model_path.name}, {args.threads} threads, prompt {first['tokens']} tokens "
+          f"x {args.repeat}, loglik question: 4 options, median of {args.questions}")  # fmt: skip
+    print(
+        f"{'build':<10} {'CPU kernels':<22} {'prompt tok/s':>13} {'loglik s/question':>18} {'load at start':>14}"
+    )
+    for build, r in results.items():
+        print(
+            f"{build:<10} {r['variant']:<22} {r['prompt_tps']:>13.1f} {r['question_s']:>18.2f} {r['load']:>14.1f}"
+        )
+    if not {"portable", "dispatch"} <= results.keys():
+        return
+    p, d = results["portable"], results["dispatch"]
+    print(f"dispatch / portable: prompt tokens/s x{d['prompt_tps'] / p['prompt_tps']:.2f}, "
+          f"loglik question time x{d['question_s'] / p['question_s']:.2f} "
+          f"(speed-up x{p['question_s'] / d['question_s']:.2f})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
