@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from karma.cli.errors import print_error
+from karma.core.errors import InputError
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -50,8 +50,7 @@ def validate(
     try:
         dataset = load_dataset(path, lenient=True)
     except FileNotFoundError as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     counts = Counter(p.severity for p in dataset.problems)
     for problem in dataset.problems:
         if problem.severity == "inferred" and not show_inferred:
@@ -68,17 +67,14 @@ def validate(
         f"errors: {counts['error']}, warnings: {counts['warning']}, inferred: {counts['inferred']}"
     )
     if not dataset.qa_files and not dataset.feature_files:
-        print_error(f"{path}: no *_qa.json or *_causal_features.json files found")
-        raise typer.Exit(2)
+        raise InputError(f"{path}: no *_qa.json or *_causal_features.json files found")
     if lenient:
         if kept == 0 and (seen > 0 or counts["error"]):
-            print_error(f"{path}: no valid question (see the errors above)")
-            raise typer.Exit(2)
+            raise InputError(f"{path}: no valid question (see the errors above)")
         return
     if counts["error"]:
         console.print("[red]invalid[/red] (strict); rerun with --lenient to keep every valid question")
-        print_error(f"{path}: {counts['error']} data error(s), first: {_first_error(dataset)}")
-        raise typer.Exit(2)
+        raise InputError(f"{path}: {counts['error']} data error(s), first: {_first_error(dataset)}")
     console.print("[green]valid[/green]")
 
 
@@ -110,16 +106,13 @@ def stats(
     try:
         dataset = load_dataset(path, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if not dataset.qa_files:
-        print_error(f"{path}: no *_qa.json files found")
-        raise typer.Exit(2)
+        raise InputError(f"{path}: no *_qa.json files found")
     if dataset.questions_kept == 0 and dataset.errors:
-        print_error(
+        raise InputError(
             f"{path}: no valid question; {len(dataset.errors)} error(s), first: {_first_error(dataset)}"
         )
-        raise typer.Exit(2)
     if dataset.errors:  # lenient: the statistics cover what was valid, and say what was left out
         skipped = sorted({p.file for p in dataset.errors if p.file})
         print(

@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from karma.cli.errors import print_error
 from karma.cli.options import RayAddressOpt
 from karma.core.errors import InputError
 
@@ -121,11 +120,9 @@ def extract(
             raise InputError(f"{out}: is a file, expected the output folder (--out)")
         videos = find_videos(video_or_dir)
     except (ValidationError, FileNotFoundError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if not videos:
-        print_error(f"no video files under {video_or_dir}")
-        raise typer.Exit(2)
+        raise InputError(f"no video files under {video_or_dir}")
     if executor not in ("local", "ray"):
         raise typer.BadParameter(f"--executor must be local or ray, got {executor!r}")
     if executor == "ray":
@@ -195,8 +192,7 @@ def _extract_here(
                 videos, out, options, workers=workers or None, force=force, on_outcome=advance
             )
         except (TaggerError, ValueError) as exc:
-            print_error(f"{exc}")
-            raise typer.Exit(2) from exc
+            raise InputError(f"{exc}") from exc
 
     if spec is not None:
         from graph.extract.shards import write_manifest

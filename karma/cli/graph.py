@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from karma.cli import graph_options as go
-from karma.cli.errors import print_error
 from karma.cli.options import DeviceOpt
+from karma.core.errors import InputError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,8 +48,7 @@ def _load(graph_dir: Path) -> CausalGraph:
     try:
         return load_graph(graph_dir)
     except (FileNotFoundError, ValueError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
 
 
 @app.command("build")
@@ -110,8 +109,7 @@ def build(
         with console.status(f"building the graph from {len(dataset.transitions)} transitions ..."):
             graph = build_graph(dataset.transitions, dataset.features, config)
     except ValueError as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if folds:
         graph.build_config.update({"folds": folds, "fold": fold, "fold_seed": fold_seed})
     with console.status(f"writing {out} ..."):
@@ -127,11 +125,8 @@ def _build_dataset(data: Path, lenient: bool, console: Console):
         with console.status(f"loading {data} ..."):
             dataset = load_dataset(data, lenient=lenient)
     except (FileNotFoundError, DataValidationError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if not dataset.transitions and not dataset.features:
-        from karma.core.errors import InputError
-
         raise InputError(
             f"{data}: nothing to build a graph from (no *_qa.json or *_causal_features.json files)"
         )
@@ -248,8 +243,7 @@ def show(
             n.id for n in store.nodes() if node.lower() in n.id.lower() or node.lower() in n.title.lower()
         ]
         hint = f"; similar: {', '.join(close[:10])}" if close else ""
-        print_error(f"no node with id or title {node!r}{hint}")
-        raise typer.Exit(2)
+        raise InputError(f"no node with id or title {node!r}{hint}")
     console.print(f"[bold]{found.title}[/bold] ({found.id}, {found.kind}, frequency {found.frequency})")
     console.print(found.description)
     for label, edges, other in (
@@ -287,8 +281,7 @@ def score(
     try:
         report = score_against_truth(graph, truth)
     except (FileNotFoundError, ValueError) as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if as_json:
         typer.echo(report.model_dump_json(indent=1))
         return

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from karma.cli.errors import print_error
+from karma.core.errors import InputError, RunError
 from karma.core.paths import project_file
 
 DEFAULT_WORLD = ("data", "worlds", "default.yaml")
@@ -170,8 +170,7 @@ def _world_config(world: Path | None, scene_seconds: str | None):
     try:
         config = load_world(world or project_file(*DEFAULT_WORLD))
     except WorldConfigError as exc:
-        print_error(f"{exc}")
-        raise typer.Exit(2) from exc
+        raise InputError(f"{exc}") from exc
     if scene_seconds is not None:
         low, high = _scene_seconds(scene_seconds)
         config = config.model_copy(
@@ -188,16 +187,14 @@ def _family_settings(config, seed: int, family: bool, wording, units, music_lag,
         ("--units", units, ("luma", "published", "unit")),
     ):
         if value is not None and value not in allowed:
-            print_error(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
-            raise typer.Exit(2)
+            raise InputError(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
     if family:
         from karma.synth.family import draw_family_world
 
         try:
             config = draw_family_world(config, seed)
         except ValueError as exc:
-            print_error(f"--family: {exc}")
-            raise typer.Exit(2) from exc
+            raise InputError(f"--family: {exc}") from exc
     update: dict[str, object] = {}
     if wording is not None:
         update["wording"] = wording
@@ -247,5 +244,4 @@ def _generate(config, out: Path, videos: int | None, seed: int, media_options, j
                 jobs=jobs,
             )
         except (ValueError, WorldTooQuietError) as exc:
-            print_error(f"{exc}")
-            raise typer.Exit(1) from exc
+            raise RunError(f"{exc}") from exc
