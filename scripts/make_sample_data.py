@@ -1,8 +1,10 @@
 """Writes data/sample/: a few SYNTHETIC videos' worth of Karma-MV files, one per published variant.
 
 Run: .venv/bin/python scripts/make_sample_data.py  (deterministic; the output is committed)
-The numbers follow a simple hand-written rule set (brighter/faster scenes -> louder, faster music;
-darker -> minor mode) so that the questions have a defensible answer; they are not real measurements.
+The numbers follow a simple hand-written rule set chosen against a model's priors, as in
+data/worlds/contrary.yaml (brighter scenes -> quieter music, more motion -> slower tempo, sharp
+darkening -> major mode), so that a question's answer needs the causal graph built from the other
+videos, not what a language model expects music to do; they are not real measurements.
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ def make_scenes(rng: random.Random, n: int) -> list[dict]:
         if i:
             d_bright = rng.choice([-45, -30, 30, 45]) + rng.uniform(-5, 5)
             d_motion = rng.choice([-6, -3, 3, 6]) + rng.uniform(-1, 1)
-            bright = min(220, max(30, bright + d_bright))
-            motion = min(30, max(1, motion + d_motion))
-            loud = min(-8, max(-36, loud + 0.12 * d_bright + rng.uniform(-1, 1)))
-            tempo = min(170, max(70, tempo + 3.0 * d_motion + rng.uniform(-2, 2)))
-            mode = "minor" if d_bright < -25 else ("major" if d_bright > 25 else mode)
+            # A step that would leave the range goes the other way, so every cut shows a clear change
+            # (a clamped step showed "motion 1.0 -> 1.0" and left the tempo question to the noise).
+            d_bright = d_bright if 30 <= bright + d_bright <= 220 else -d_bright
+            d_motion = d_motion if 1 <= motion + d_motion <= 30 else -d_motion
+            bright, motion = bright + d_bright, motion + d_motion
+            # Against the priors (issue 39): brighter -> quieter, more motion -> slower, darker -> major.
+            loud = min(-8, max(-36, loud - 0.12 * d_bright + rng.uniform(-1, 1)))
+            tempo = min(170, max(70, tempo - 3.0 * d_motion + rng.uniform(-2, 2)))
+            mode = "major" if d_bright < -25 else ("minor" if d_bright > 25 else mode)
         length = round(rng.uniform(2.0, 5.0), 3)
         sat = round(rng.uniform(60, 160), 2)
         contrast = round(rng.uniform(20, 60), 2)
@@ -74,9 +80,20 @@ def direction(delta: float) -> str:
 
 # Options of one question have the same length and share no word with its question, so neither "pick
 # the longest option" nor "pick the option with the question's words" beats chance (issue 28, item 5);
-# answer letters are balanced within each type (``LetterCycle``). Explanations are unchanged.
-VOLUME = {"up": "it gets louder", "down": "it gets softer", "same": "it stays level", "off": "it goes silent"}
-TEMPO = {"up": "it runs faster", "down": "it runs slower", "same": "it holds still", "off": "it stops fully"}
+# answer letters are balanced within each type (``LetterCycle``). Each option names one musical change
+# in the words of the causal graph's events ("loudness decreases"), and no two options name the same
+# change: the old options ("it gets softer" beside "it goes silent") left a fact "loudness decreases"
+# fitting two options, so the graph could not decide the question (issue 39). With paraphrased options
+# ("the mix quiets to a hush") the graph reader, reading them through aliases learned from only four
+# sample videos, linked no evidential fact to its option.
+VOLUME = {"up": "loudness increases", "down": "loudness decreases", "same": "loudness unchanged",
+          "off": "key turns to minor"}  # fmt: skip
+TEMPO = {
+    "up": "tempo increases",
+    "down": "tempo decreases",
+    "same": "tempo unchanged",
+    "off": "key turns major",
+}
 LIGHT = {"bright": "bright light", "dim": "dim lighting", "black": "a black void", "white": "a white void"}
 
 
@@ -109,9 +126,15 @@ def questions_for(rng: random.Random, past: dict, cur: dict, letters: LetterCycl
     loud = "up" if cf["Average Loudness (dB)"] > pf["Average Loudness (dB)"] else "down"
     pace = "up" if cf["Tempo (BPM)"] > pf["Tempo (BPM)"] else "down"
     loud_dir, tempo_dir = direction(2 * (loud == "up") - 1), direction(2 * (pace == "up") - 1)
+
+    # The change in words as well as in numbers ("went up", never the options' "increases"): a model
+    # reads the direction from the words and finds the graph's fact about it.
+    def way(delta: float) -> str:
+        return "up" if delta > 0 else "down"
+
     seen = (
-        f"brightness went {pf['Brightness']:.0f} \u2192 {cf['Brightness']:.0f} and motion "
-        f"{pf['Motion']:.1f} \u2192 {cf['Motion']:.1f}"
+        f"brightness went {way(d_bright)} ({pf['Brightness']:.0f} \u2192 {cf['Brightness']:.0f}) and motion "
+        f"went {way(d_motion)} ({pf['Motion']:.1f} \u2192 {cf['Motion']:.1f})"
     )
 
     def mcq(qtype: str, text: str, table: dict[str, str], correct: str, why: str) -> dict:
@@ -131,15 +154,15 @@ def questions_for(rng: random.Random, past: dict, cur: dict, letters: LetterCycl
             f"Across the cut, {seen}. What happens to the soundtrack's volume because of this?",
             VOLUME,
             loud,
-            f"Loudness follows brightness in these videos; brightness {direction(d_bright)}, so loudness {loud_dir}.",
+            f"Loudness moves against brightness in these videos; brightness {direction(d_bright)}, so loudness {loud_dir}.",
         ),
         mcq(
             "Predictive",
-            f"The next scene's audio is hidden. On screen, motion went {pf['Motion']:.1f} \u2192 "
-            f"{cf['Motion']:.1f}. What should its tempo do?",
+            f"The next scene's audio is hidden. On screen, motion went {way(d_motion)} ({pf['Motion']:.1f} "
+            f"\u2192 {cf['Motion']:.1f}). What should the music's pace do?",
             TEMPO,
             pace,
-            f"Tempo tracks on-screen motion; motion {direction(d_motion)}, so tempo {tempo_dir}.",
+            f"Tempo moves against on-screen motion; motion {direction(d_motion)}, so tempo {tempo_dir}.",
         ),
         mcq(
             "Counterfactual",

@@ -25,7 +25,9 @@ def built() -> CausalGraph:
     graph = build_graph(
         dataset.transitions,
         dataset.features,
-        BuildConfig(min_support=2, min_lift=1.0, min_precedence_z=0.0, min_association_z=-100.0),
+        # Undirected associations kept as co_moves edges, so every relation kind is round-tripped (the
+        # sample's rules since issue 39 leave no proxy to relabel co_moves).
+        BuildConfig(min_support=2, min_lift=1.0, min_association_z=-100.0, keep_undirected=True),
     )
     assert {e.relation for e in graph.edges.values()} >= {
         "causes",

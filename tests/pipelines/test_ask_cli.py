@@ -110,7 +110,8 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
-    result = runner.invoke(app, ["ask", *SMOL, *args])
+    model = [] if "--backend" in args else SMOL  # --model names llamacpp weights
+    result = runner.invoke(app, ["ask", *model, *args])
     assert result.exit_code == 2
     assert message in result.output
 

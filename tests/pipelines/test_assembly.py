@@ -61,6 +61,7 @@ def test_ask_and_eval_send_the_same_prompt_through_the_same_assembly(
         graph_path=str(graph_file),
         videos=[VIDEO],
         limit=1,
+        limit_order="first",  # the video's first question, the one ask answers
         use_cache=False,
         bootstrap_resamples=100,
     )
