@@ -86,12 +86,36 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
             probability=round(float(rng.uniform(0.7, 0.9)), 2),
         )
     )
+    rules += _shift_rules(rng, base, labels[0], effects)
+    trend = _hidden_trend(rng, base, music)
+    trend_music = trend.music
+    description = (
+        f"Family world drawn from seed {seed} on {base.name!r}: numeric rules {numeric_causes[0]} -> "
+        f"{effects[0]} and {numeric_causes[1]} -> {effects[1]} (random signs), {state_cause} sets the key, "
+        f"so does the action being {labels[1]}; an action shift and an object move the music; {TREND_VISUAL} and {trend_music} share a hidden "
+        f"regime (not causal); {independent} is independent of everything."
+    )
+    return base.model_copy(
+        update={
+            "name": f"family-{seed}",
+            "description": description,
+            "total_transitions": None,
+            "rules": rules,
+            "trends": [trend],
+            "option_texts": {},
+        }
+    )
+
+
+def _shift_rules(rng: np.random.Generator, base: WorldConfig, action: str, effects: list[str]) -> list[Rule]:
+    """An action shift (to ``action`` from any action) and an object's appearance that move the music."""
+    rules: list[Rule] = []
     action_effect = effects[2]
     cfg = base.music[action_effect]
     rules.append(
         ActionRule(
             form="target",
-            to=labels[0],
+            to=action,
             effect=action_effect,
             direction="up" if rng.random() < 0.5 else "down",
             shift=round(float(cfg.scale * rng.uniform(1.4, 2.0)), 2),
@@ -109,8 +133,13 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
             probability=round(float(rng.uniform(0.75, 0.95)), 2),
         )
     )
+    return rules
+
+
+def _hidden_trend(rng: np.random.Generator, base: WorldConfig, music: list[str]) -> TrendConfig:
+    """The planted non-causal co-movement: a hidden regime moving a visual and a musical variable."""
     trend_music = _pick(rng, music)
-    trend = TrendConfig(
+    return TrendConfig(
         name="hidden_regime",
         visual=TREND_VISUAL,
         music=trend_music,
@@ -120,20 +149,4 @@ def draw_family_world(base: WorldConfig, seed: int) -> WorldConfig:
         visual_shift=12.0,
         music_shift=round(float(base.music[trend_music].scale * 0.8 * (1 if rng.random() < 0.5 else -1)), 2),
         visual_lag=1 if rng.random() < 0.5 else 0,
-    )
-    description = (
-        f"Family world drawn from seed {seed} on {base.name!r}: numeric rules {numeric_causes[0]} -> "
-        f"{effects[0]} and {numeric_causes[1]} -> {effects[1]} (random signs), {state_cause} sets the key, "
-        f"so does the action being {labels[1]}; an action shift and an object move the music; {TREND_VISUAL} and {trend_music} share a hidden "
-        f"regime (not causal); {independent} is independent of everything."
-    )
-    return base.model_copy(
-        update={
-            "name": f"family-{seed}",
-            "description": description,
-            "total_transitions": None,
-            "rules": rules,
-            "trends": [trend],
-            "option_texts": {},
-        }
     )
