@@ -67,6 +67,8 @@ class AskConfig(GenerationSettings):
     where the builder's default of 5 keeps no causal edge), else the builder's default."""
     retriever: str = "hybrid"
     """Retriever name (``hybrid``, ``keyword``, ``paths``, ``none``...)."""
+    retriever_options: dict[str, Any] = Field(default_factory=dict)
+    """``--retriever-opt``: the retriever's own settings (fields of its config model)."""
     embed_device: str | None = None
     """``--device``: the retrieval embedding model's device (auto, cpu, cuda, cuda:N); None:
     ``$KARMA_EMBED_DEVICE``, else auto (``retrieval.embed.embed_device``)."""
@@ -319,11 +321,12 @@ class AskSession:
     def retriever(self, config: AskConfig, graph: Any) -> Any:
         if graph is None or config.retriever == "none":
             return None
-        key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}|{config.embed_device}"
+        options = json.dumps(config.retriever_options, sort_keys=True, default=str)
+        key = f"{config.retriever}|{config.cache_dir}|{graph.content_hash()}|{config.embed_device}|{options}"
         if key not in self._retrievers:
             try:
                 self._retrievers[key] = assembly.make_retriever(
-                    config.retriever, graph, device=config.embed_device
+                    config.retriever, graph, device=config.embed_device, options=config.retriever_options
                 )
             except (ValueError, TypeError) as exc:  # unknown retriever name or setting
                 raise AskError(f"retriever {config.retriever!r}: {exc}") from exc

@@ -25,25 +25,36 @@ def make_backend(name: str, options: dict[str, Any] | None = None) -> Any:
     return get_backend(name, **(options or {}))
 
 
-def make_retriever(name: str, graph: Any, *, embedder: Any = None, device: str | None = None) -> Any:
+def make_retriever(
+    name: str,
+    graph: Any,
+    *,
+    embedder: Any = None,
+    device: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> Any:
     """The retriever ``name`` over ``graph``, or None for ``none`` or no graph.
 
-    The hybrid retriever keeps its vector index where ``retrieval`` puts it by default (karma's cache
-    root, keyed by the graph's content hash), so ask and eval share it; ``embedder`` shares one loaded
-    embedding model between several retrievers (the eval's folds). Without one, a hybrid retriever
-    loads its model on ``device`` (the embedding device setting, ``retrieval.embed.embed_device``:
-    None follows ``$KARMA_EMBED_DEVICE``, else auto).
+    A retriever that embeds (``Retriever.embeds``: hybrid, neo4j-hybrid) keeps its vector index where
+    ``retrieval`` puts it by default (karma's cache root, keyed by the graph's content hash), so ask
+    and eval share it; ``embedder`` shares one loaded embedding model between several retrievers (the
+    eval's folds). Without one, it loads its model on ``device`` (the embedding device setting,
+    ``retrieval.embed.embed_device``: None follows ``$KARMA_EMBED_DEVICE``, else auto). ``options``
+    are the retriever's own settings (``--retriever-opt``, checked by
+    ``retrieval.registry.retriever_options``).
     """
     if graph is None or name == "none":
         return None
     from retrieval import get_retriever
+    from retrieval.registry import retriever_class
 
-    options: dict[str, Any] = {}
-    if name == "hybrid" and embedder is not None:
-        options["embedder"] = embedder
-    elif name == "hybrid" and device is not None:
-        options["device"] = device
-    return get_retriever(name, graph, **options)
+    settings: dict[str, Any] = dict(options or {})
+    if retriever_class(name).embeds:
+        if embedder is not None:
+            settings["embedder"] = embedder
+        elif device is not None:
+            settings["device"] = device
+    return get_retriever(name, graph, **settings)
 
 
 def make_pipeline(

@@ -7,9 +7,15 @@ explanation. Options are not part of the query either (they would leak through t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from graph.model import CausalGraph, GraphStore
+    from retrieval.graph_view import GraphView
 
 
 class RetrievalQuery(BaseModel):
@@ -66,6 +72,45 @@ class Retriever(ABC):
     """Turns a query into ranked facts. Implementations are chosen by name."""
 
     name: str = "abstract"
+
+    config_model: ClassVar[type[BaseModel] | None] = None
+    """The retriever's settings; its fields are the keys ``--retriever-opt KEY=VALUE`` and
+    ``get_retriever(name, graph, **config)`` accept. None: the retriever takes no settings."""
+    embeds: ClassVar[bool] = False
+    """True when the retriever loads an embedding model: ``karma ask``/``eval``/``retrieve`` then pass
+    it the run's embedding model or device (``embedder``, ``model``, ``device``) and check the model is
+    installed before the first request."""
+    guards_split: ClassVar[bool] = False
+    """True when the retriever enforces ``strict_split`` itself (``build`` receives it); otherwise
+    ``get_retriever`` wraps it in ``retrieval.leakage.SplitGuardedRetriever``."""
+    needs_graph: ClassVar[bool] = True
+    """False when the retriever can be built with no graph (``none``)."""
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """The keys ``--retriever-opt`` accepts: the config model's fields."""
+        return list(cls.config_model.model_fields) if cls.config_model is not None else []
+
+    @classmethod
+    def build(
+        cls, source: CausalGraph | GraphStore | GraphView | str | Path | None, config: Mapping[str, Any]
+    ) -> Retriever:
+        """The one constructor the factory calls: ``get_retriever`` looks ``cls`` up in
+        ``retrieval.registry.RETRIEVERS`` and calls ``cls.build(source, config)``, so a new retriever
+        needs no branch anywhere. The default reads the graph into a ``GraphView`` and calls
+        ``cls(view, cls.config_model(**config))`` (``cls(view)`` without a config model); retrievers
+        that need more (an embedding model, a database) override it."""
+        from karma.core.errors import InputError
+        from retrieval.graph_view import GraphView
+
+        if source is None:
+            raise InputError(f"retriever {cls.name!r} needs a graph")
+        view = source if isinstance(source, GraphView) else GraphView.of(source)
+        if cls.config_model is None:
+            if config:
+                raise InputError(f"retriever {cls.name!r} takes no settings, got {sorted(config)}")
+            return cls(view)  # type: ignore[call-arg]
+        return cls(view, cls.config_model(**config))  # type: ignore[call-arg]
 
     @abstractmethod
     def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:

@@ -204,6 +204,42 @@ class HybridRetriever(Retriever):
     """Vector seeds + statistics-weighted graph expansion + rerank."""
 
     name = "hybrid"
+    config_model = HybridConfig
+    embeds = True
+
+    @classmethod
+    def build(cls, source: Any, config: Mapping[str, Any]) -> HybridRetriever:
+        """``get_retriever("hybrid", graph, **config)``: HybridConfig fields plus ``embedder`` (an
+        Embedder) or ``model``/``device``, ``index_dir`` (default: cached by graph hash under
+        ``cache_dir("index")``; ``False``: in memory only) and ``index_config`` (an IndexConfig)."""
+        from karma.core.errors import InputError
+
+        if source is None:
+            raise InputError(f"retriever {cls.name!r} needs a graph")
+        config = dict(config)
+        view = source if isinstance(source, GraphView) else GraphView.of(source)
+        embedder = config.pop("embedder", None)
+        model = config.pop("model", None)
+        device = config.pop("device", None)
+        index_dir = config.pop("index_dir", None)
+        index_config = config.pop("index_config", None)
+        if embedder is None:
+            embedder = Embedder(model, device=embed_device(device))
+        elif model is not None or device is not None:
+            raise TypeError("pass either embedder or model/device, not both")
+        if index_dir is None:  # cached by graph hash under the cache root, never in the graph folder
+            from retrieval.index import default_index_dir
+
+            index_dir = default_index_dir(view.content_hash, embedder.model_id, index_config)
+        elif index_dir is False:
+            index_dir = None  # in memory only
+        return cls(
+            view,
+            embedder=embedder,
+            index_dir=index_dir,
+            config=HybridConfig(**config),
+            index_config=index_config,
+        )
 
     def __init__(
         self,

@@ -119,6 +119,7 @@ class KeywordRetriever(Retriever):
     """The published keyword retriever: source-degree ranked 1-hop out-edges of title matches."""
 
     name = "keyword"
+    config_model = KeywordConfig
 
     def __init__(self, view: GraphView, config: KeywordConfig | None = None) -> None:
         self.view = view

@@ -48,6 +48,7 @@ class KarmaKeywordRetriever(Retriever):
     """Keyword substring match over node titles, 1-hop out-edges ranked by the target's degree."""
 
     name = "karma-keyword"
+    config_model = KarmaKeywordConfig
 
     def __init__(self, view: GraphView, config: KarmaKeywordConfig | None = None) -> None:
         self.view = view

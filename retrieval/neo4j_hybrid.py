@@ -30,7 +30,7 @@ is Python's (code points); ids are compared in the client where the order decide
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,6 +167,20 @@ class Neo4jHybridRetriever(Retriever):
     """The hybrid algorithm in Cypher over the pushed graph and its vector indexes."""
 
     name = "neo4j-hybrid"
+    config_model = HybridConfig
+    embeds = True
+    guards_split = True  # the split is checked inside its Cypher query
+    needs_graph = False  # None: connect with the NEO4J_* environment
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """HybridConfig's fields and ``search`` (``index`` or ``exact``)."""
+        return [*super().option_names(), "search"]
+
+    @classmethod
+    def build(cls, source: Any, config: Mapping[str, Any]) -> Neo4jHybridRetriever:
+        """See :func:`make_neo4j_hybrid`."""
+        return make_neo4j_hybrid(source, dict(config))
 
     def __init__(
         self,

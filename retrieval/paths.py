@@ -59,6 +59,7 @@ class PathsRetriever(Retriever):
     """The published path retriever: directed shortest paths from feature nodes to keyword nodes."""
 
     name = "paths"
+    config_model = PathsConfig
 
     def __init__(self, view: GraphView, config: PathsConfig | None = None) -> None:
         self.view = view

@@ -49,6 +49,7 @@ class KarmaPathsRetriever(Retriever):
     """Shortest undirected paths (<= 2 hops) between feature concept nodes and keyword nodes."""
 
     name = "karma-paths"
+    config_model = KarmaPathsConfig
 
     def __init__(self, view: GraphView, config: KarmaPathsConfig | None = None) -> None:
         self.view = view

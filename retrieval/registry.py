@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from graph.model import CausalGraph, GraphStore
@@ -31,7 +32,7 @@ RETRIEVERS.register("karma-paths", "retrieval.paths_karma:KarmaPathsRetriever", 
 RETRIEVERS.register("none", "retrieval.registry:NoRetriever", help="no facts (a graph block that says so)")
 RETRIEVERS.register(
     "neo4j-hybrid",
-    "retrieval.neo4j_hybrid:make_neo4j_hybrid",
+    "retrieval.neo4j_hybrid:Neo4jHybridRetriever",
     help="the hybrid algorithm run inside Neo4j (a pushed graph)",
 )
 
@@ -45,6 +46,17 @@ class NoRetriever(Retriever):
     """The graph-off arm of an ablation: always returns no fact."""
 
     name = "none"
+    needs_graph = False
+    guards_split = True  # no fact, nothing to leak
+
+    @classmethod
+    def build(cls, source: object, config: Mapping[str, object]) -> NoRetriever:
+        """No settings; the graph (if any) only names the result's graph hash."""
+        if config.get("strict_split") is not None:
+            config = {k: v for k, v in config.items() if k != "strict_split"}
+        if config:
+            raise InputError(f"retriever 'none' takes no settings, got {sorted(config)}")
+        return cls(None if source is None else _view(source))  # type: ignore[arg-type]
 
     def __init__(self, view: GraphView | None = None) -> None:
         self.view = view
@@ -60,24 +72,69 @@ def get_retriever(
 ) -> Retriever:
     """Build the retriever ``name`` over a graph, a store, or a graph folder.
 
-    Config keys are the fields of the retriever's config model (HybridConfig, KeywordConfig,
-    PathsConfig); hybrid also takes ``embedder`` (an Embedder), ``model`` (a sentence-transformers name
-    or path), ``device`` (the embedding device setting, ``retrieval.embed.embed_device``), ``index_dir`` (where the vector index is kept; default: cached by graph hash under
-    ``cache_dir("index")``, never in the graph folder; ``False``: in memory only) and ``index_config``
-    (an IndexConfig). ``neo4j-hybrid`` runs the hybrid algorithm inside Neo4j (retrieval.neo4j_hybrid).
-    Every retriever but ``none`` takes ``strict_split=True``: each query's video must have been excluded
-    from the graph's build (see retrieval.leakage).
+    The class registered under ``name`` in :data:`RETRIEVERS` builds itself (``Retriever.build``);
+    nothing here knows a retriever by name. Config keys are the fields of the retriever's
+    ``config_model`` (HybridConfig, KeywordConfig, PathsConfig, ...); hybrid also takes ``embedder``,
+    ``model``, ``device``, ``index_dir`` and ``index_config`` (``HybridRetriever.build``),
+    ``neo4j-hybrid`` the connection (``retrieval.neo4j_hybrid.make_neo4j_hybrid``). Every retriever
+    takes ``strict_split=True``: each query's video must have been excluded from the graph's build
+    (see retrieval.leakage); a retriever that declares ``guards_split`` checks it itself.
     """
     strict_split = bool(config.pop("strict_split", False))
-    if name == "neo4j-hybrid":  # guards the split inside its Cypher query
+    cls = retriever_class(name)
+    if cls.guards_split:
         config["strict_split"] = strict_split
         strict_split = False
     retriever = _make(name, store_or_graph, config)
-    if strict_split and not isinstance(retriever, NoRetriever):
+    if strict_split:
         from retrieval.leakage import SplitGuardedRetriever
 
         return SplitGuardedRetriever(retriever, retriever.view)  # type: ignore[attr-defined]
     return retriever
+
+
+def register_retriever(name: str, target: str, *, help: str = "", extra: str | None = None) -> None:
+    """Register a retriever class (``"module:Class"``, a :class:`Retriever` subclass) under ``name``:
+    the one line a new retriever needs. ``karma retrieve/ask/eval --retriever NAME`` then build it
+    with ``Class.build(graph, config)``."""
+    RETRIEVERS.register(name, target, help=help, extra=extra)
+
+
+def retriever_class(name: str) -> type[Retriever]:
+    """The class registered under ``name``; an unknown name is an InputError listing the choices."""
+    if name not in RETRIEVERS:
+        raise InputError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
+    cls = RETRIEVERS.load(name)
+    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+        raise TypeError(f"retriever {name!r} is registered as {cls!r}, not a Retriever subclass")
+    return cls
+
+
+def retriever_options(
+    name: str, options: dict[str, object], flag: str = "--retriever-opt"
+) -> dict[str, object]:
+    """``--retriever-opt KEY=VALUE`` items for the retriever ``name``, checked before any model
+    loads: an unknown key or a value its config model refuses is an InputError naming the option."""
+    from pydantic import ValidationError
+
+    cls = retriever_class(name)
+    valid = cls.option_names()
+    for key in options:
+        if key not in valid:
+            choices = ", ".join(valid) if valid else "none (it takes no settings)"
+            raise InputError(f"{flag} {key}: unknown option for retriever {name!r}; valid options: {choices}")
+    model = cls.config_model
+    known = set(model.model_fields) if model is not None else set()
+    fields = {k: v for k, v in options.items() if k in known}
+    if model is None or not fields:
+        return dict(options)
+    try:
+        checked = model.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else "?"
+        raise InputError(f"{flag} {key}={options.get(key)!r}: {first['msg']} (retriever {name!r})") from None
+    return {**options, **{k: getattr(checked, k) for k in fields}}
 
 
 def _make(
@@ -85,61 +142,11 @@ def _make(
     store_or_graph: CausalGraph | GraphStore | GraphView | str | Path | None,
     config: dict[str, object],
 ) -> Retriever:
-    if name not in RETRIEVER_NAMES:
-        raise InputError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVER_NAMES)}")
-    if name == "none":
-        view = None if store_or_graph is None else _view(store_or_graph)
-        if config:
-            raise TypeError(f"retriever 'none' takes no settings, got {sorted(config)}")
-        return NoRetriever(view)
-    if name == "neo4j-hybrid":
-        from retrieval.neo4j_hybrid import make_neo4j_hybrid
-
-        return make_neo4j_hybrid(store_or_graph, config)
-    if store_or_graph is None:
+    """The registered class builds itself: no branch per name."""
+    cls = retriever_class(name)
+    if store_or_graph is None and cls.needs_graph:
         raise InputError(f"retriever {name!r} needs a graph")
-    view = _view(store_or_graph)
-    if name == "keyword":
-        from retrieval.keyword import KeywordConfig, KeywordRetriever
-
-        return KeywordRetriever(view, KeywordConfig(**config))
-    if name == "paths":
-        from retrieval.paths import PathsConfig, PathsRetriever
-
-        return PathsRetriever(view, PathsConfig(**config))
-    if name == "karma-keyword":
-        from retrieval.keyword_karma import KarmaKeywordConfig, KarmaKeywordRetriever
-
-        return KarmaKeywordRetriever(view, KarmaKeywordConfig(**config))
-    if name == "karma-paths":
-        from retrieval.paths_karma import KarmaPathsConfig, KarmaPathsRetriever
-
-        return KarmaPathsRetriever(view, KarmaPathsConfig(**config))
-    from retrieval.embed import Embedder, embed_device
-    from retrieval.hybrid import HybridConfig, HybridRetriever
-
-    embedder = config.pop("embedder", None)
-    model = config.pop("model", None)
-    device = config.pop("device", None)
-    index_dir = config.pop("index_dir", None)
-    index_config = config.pop("index_config", None)
-    if embedder is None:
-        embedder = Embedder(model, device=embed_device(device))  # type: ignore[arg-type]
-    elif model is not None or device is not None:
-        raise TypeError("pass either embedder or model/device, not both")
-    if index_dir is None:  # cached by graph hash under the cache root, never in the graph folder
-        from retrieval.index import default_index_dir
-
-        index_dir = default_index_dir(view.content_hash, embedder.model_id, index_config)  # type: ignore[arg-type]
-    elif index_dir is False:
-        index_dir = None  # in memory only
-    return HybridRetriever(
-        view,
-        embedder=embedder,  # type: ignore[arg-type]
-        index_dir=index_dir,  # type: ignore[arg-type]
-        config=HybridConfig(**config),
-        index_config=index_config,  # type: ignore[arg-type]
-    )
+    return cls.build(store_or_graph, config)
 
 
 def _view(source: CausalGraph | GraphStore | GraphView | str | Path) -> GraphView:

@@ -7,9 +7,11 @@ import typer
 from karma.cli import ask_options as opt
 from karma.cli.options import (
     DeviceOpt,
+    RetrieverOptionsOpt,
     backend_options,
     key_values,
     output_format,
+    retriever_options,
 )
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
@@ -32,6 +34,7 @@ def ask(
     graph: opt.GraphOpt = None,
     min_support: opt.MinSupportOpt = None,
     retriever: opt.RetrieverOpt = "hybrid",
+    retriever_opt: RetrieverOptionsOpt = None,
     device: DeviceOpt = None,
     k: opt.KOpt = GEN.k,
     budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
@@ -136,6 +139,7 @@ def _ask_config(p: dict):  # type: ignore[no-untyped-def]
         use_graph=p["ckg"] == "on" and not p["no_ckg"],
         graph_dir=p["graph"],
         embed_device=p["device"],
+        retriever_options=retriever_options(p["retriever"], p["retriever_opt"]),
         backend_options=backend_options(
             [*(p["backend_opt"] or []), *(p["backend_option"] or [])], "--backend-opt"
         ),

@@ -10,7 +10,13 @@ import typer
 
 from karma.cli import eval_options as opt
 from karma.cli import tasks as task_cli
-from karma.cli.options import DeviceOpt, RayAddressOpt, backend_options
+from karma.cli.options import (
+    DeviceOpt,
+    RayAddressOpt,
+    RetrieverOptionsOpt,
+    backend_options,
+    retriever_options,
+)
 from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
@@ -30,6 +36,7 @@ def eval_command(
     model: opt.ModelOpt = None,
     ckg: opt.CkgOpt = "both",
     retriever: opt.RetrieverOpt = "hybrid",
+    retriever_opt: RetrieverOptionsOpt = None,
     device: DeviceOpt = None,
     k: opt.KOpt = GEN.k,
     budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
@@ -139,6 +146,7 @@ def _eval_config(p: dict[str, Any]) -> Any:
             backend_options=backend_options(p["backend_opt"] or [], "--backend-opt"),
             arms=arms_from_ckg(p["ckg"]),
             embed_device=p["device"],
+            retriever_options=retriever_options(p["retriever"], p["retriever_opt"]),
             **({"max_tokens": p["max_tokens"]} if p["max_tokens"] is not None else {}),
             graph_mode=_graph_mode(p),
             graph_path=str(p["graph"]) if p["graph"] else None,

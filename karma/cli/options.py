@@ -67,6 +67,33 @@ def backend_options(values: list[str], flag: str) -> dict[str, Any]:
         raise typer.BadParameter(exc.detail, param_hint=exc.flag) from None
 
 
+def retriever_options(
+    retriever: str, values: list[str] | None, flag: str = "--retriever-opt"
+) -> dict[str, Any]:
+    """``--retriever-opt KEY=VALUE`` items for ``retriever``: parsed like ``--backend-opt`` and checked
+    against the retriever's declared options (``Retriever.option_names``, its config model), so an
+    unknown key or a bad value is a usage error (exit 2) naming ``flag`` before any model loads."""
+    from karma.core.errors import InputError
+    from retrieval.registry import retriever_options as check
+
+    if not values:
+        return {}  # nothing to check (an unknown --retriever is reported by --retriever's own check)
+    parsed = backend_options(values, flag)
+    try:
+        return check(retriever, parsed, flag)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+
+
+RETRIEVER_OPT_HELP = (
+    "Retriever option KEY=VALUE (repeatable): a field of the retriever's settings, e.g. "
+    "--retriever-opt hops=1 for hybrid; VALUE is read as JSON when it parses, else as text; an unknown "
+    "key is refused with the valid ones."
+)
+RetrieverOptionsOpt = Annotated[list[str] | None, typer.Option("--retriever-opt", help=RETRIEVER_OPT_HELP)]
+"""``--retriever-opt`` of karma retrieve, ask and eval."""
+
+
 # -- shared typed options --------------------------------------------------------------------------
 # One spelling per concept across ask / eval / retrieve; help and choices read from the registries
 # (``pipelines.backends.BACKENDS``, ``retrieval.registry.RETRIEVERS``), defaults from

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from karma.cli.options import DeviceOpt, output_format, retriever_help
+from karma.cli.options import DeviceOpt, RetrieverOptionsOpt, output_format, retriever_help, retriever_options
 
 if TYPE_CHECKING:
     from retrieval import RetrievalQuery
@@ -101,6 +101,7 @@ def retrieve(
     strict_split: StrictSplitOpt = False,
     recall: RecallOpt = None,
     ks: KsOpt = "1,3,5,10",
+    retriever_opt: RetrieverOptionsOpt = None,
 ) -> None:
     """Print the ranked facts a retriever returns for a question, with their scores and statistics.
 
@@ -108,10 +109,11 @@ def retrieve(
     karma retrieve --graph g --qa w/V_qa.json --features w/V_causal_features.json --transition 2
     --question-index 1; karma retrieve --graph g --recall w (recall@k on a synthetic world).
     """
-    from retrieval import RETRIEVER_NAMES
+    from retrieval.registry import RETRIEVERS, retriever_class
 
-    if retriever not in RETRIEVER_NAMES:
-        raise _fail(f"--retriever must be one of {', '.join(RETRIEVER_NAMES)}, got {retriever!r}")
+    if retriever not in RETRIEVERS:
+        raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, got {retriever!r}")
+    chosen_options = retriever_options(retriever, retriever_opt)
     if style not in STYLES:
         raise _fail(f"--style must be one of {', '.join(STYLES)}, got {style!r}")
     if output_format(fmt) == "json":
@@ -129,7 +131,8 @@ def retrieve(
         _print_recall(recall, graph_dir, ks, config)
         return
     query = _query(question, qa, transition, question_index, features, graph)
-    settings = dict(config) if retriever in ("hybrid", "neo4j-hybrid") else {}
+    settings = dict(config) if retriever_class(retriever).embeds else {}
+    settings.update(chosen_options)
     if strict_split:
         settings["strict_split"] = True
     _print_facts(retriever, graph, settings, query, k, style, budget_tokens)

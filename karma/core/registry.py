@@ -7,11 +7,19 @@ becomes a :class:`~karma.core.errors.MissingExtraError` that names the pip extra
     RETRIEVERS = Registry("retriever")
     RETRIEVERS.register("hybrid", "retrieval.hybrid:HybridRetriever", help="embeddings + graph expansion")
     cls = RETRIEVERS.load("hybrid")
+
+Plug-ins outside the tree register the same way from their own module, named in ``$KARMA_PLUGINS``
+(comma-separated module names, imported by :func:`load_plugins` when ``karma.cli`` is imported):
+
+    # my_pkg/karma_plugin.py
+    from pipelines.backends import BACKENDS
+    BACKENDS.register("mine", "my_pkg.backend:MyBackend", help="...")
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -97,3 +105,22 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+PLUGINS_ENV = "KARMA_PLUGINS"
+"""Environment variable naming plug-in modules (comma-separated) that register backends, retrievers
+or tasks; ``karma`` imports them before it parses a command."""
+
+
+def load_plugins(value: str | None = None) -> list[str]:
+    """Import each module named in ``value`` (default: ``$KARMA_PLUGINS``), in order, so the
+    ``register`` lines they hold run; returns the module names. A module that cannot be imported is an
+    :class:`InputError` naming the variable and the module."""
+    raw = os.environ.get(PLUGINS_ENV, "") if value is None else value
+    names = [part.strip() for part in raw.split(",") if part.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise InputError(f"{PLUGINS_ENV}: cannot import plug-in module {name!r}: {exc}") from None
+    return names

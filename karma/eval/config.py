@@ -15,7 +15,7 @@ Fields are grouped by what a change to them means for a run directory:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -67,6 +67,9 @@ class EvalConfig(GenerationSettings):
     """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
     retriever: str = "hybrid"
     """Retriever name (hybrid, keyword, paths, none)."""
+    retriever_options: dict[str, Any] = Field(default_factory=dict)
+    """``--retriever-opt``: the retriever's own settings (fields of its config model); part of the
+    identity when set."""
     log_prompts: bool = False
     """Also write each request's full prompt to ``prompts.jsonl`` beside samples.jsonl."""
     graph_mode: GraphMode = "folds"
@@ -150,6 +153,8 @@ class EvalConfig(GenerationSettings):
     def identity(self) -> dict[str, object]:
         """The fields that decide answers (compared on resume)."""
         dumped = self.model_dump(mode="json")
+        if not dumped.get("retriever_options"):  # unset: the identity older run folders stored
+            dumped.pop("retriever_options", None)
         return {k: v for k, v in dumped.items() if k not in SELECTION_FIELDS | EXECUTION_FIELDS | PATH_FIELDS}
 
     @property

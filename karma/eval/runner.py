@@ -38,8 +38,6 @@ from karma.eval.rundir import RunDir, check_resumable
 from karma.eval.scheduler import Scheduler, Work
 
 CONFIG_SCHEMA = 1
-# Backends that batch inside one call (one forward pass for many sequences).
-_BATCHING_BACKENDS = frozenset({"vllm", "transformers"})
 
 
 def _model_ref(model: str) -> dict[str, Any]:
@@ -191,12 +189,16 @@ class _Evaluation:
                 self._retrievers[key] = None
             else:
                 from pipelines.assembly import make_retriever
+                from retrieval.registry import retriever_class
 
-                if self.config.retriever == "hybrid":
+                if retriever_class(self.config.retriever).embeds:
                     # One embedding model shared by every fold's retriever (loaded once).
                     self.embedder()
                 self._retrievers[key] = make_retriever(
-                    self.config.retriever, self.plan.graph(key), embedder=self._embedder
+                    self.config.retriever,
+                    self.plan.graph(key),
+                    embedder=self._embedder,
+                    options=self.config.retriever_options,
                 )
         return self._retrievers[key]
 
@@ -322,7 +324,10 @@ class _Evaluation:
 
 def _defaults(config: EvalConfig, backend: Any, pending: int = 0) -> tuple[int, int]:
     preferred = getattr(backend, "preferred_batch_size", None)
-    default = 16 if config.backend in _BATCHING_BACKENDS else 1
+    from pipelines.backends import backend_class
+
+    # a backend that batches inside one call (one forward pass for many sequences) says so itself
+    default = 16 if backend_class(config.backend).batches_in_one_call else 1
     batch = config.batch_size or (preferred(pending) if callable(preferred) else default)
     concurrency = config.concurrency or int(getattr(backend, "max_concurrency", 1) or 1)
     return batch, concurrency
@@ -437,7 +442,9 @@ def _refuse_before_loading(config: EvalConfig) -> None:
         from retrieval.embed import embed_device
 
         check_device(embed_device(config.embed_device), "--device")
-    if config.retriever == "hybrid" and "on" in config.arms:  # the embedding model, now, not mid-run
+    from retrieval.registry import retriever_class
+
+    if retriever_class(config.retriever).embeds and "on" in config.arms:  # the model, now, not mid-run
         from karma.core.errors import InputError
         from retrieval.embed import EmbedderUnavailable, resolve_model
 

@@ -8,7 +8,7 @@ records the error on that Completion instead, so an evaluation run can log it an
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -71,6 +71,10 @@ class Backend(ABC):
     """A model behind one method."""
 
     name: str = "abstract"
+
+    batches_in_one_call: ClassVar[bool] = False
+    """True when one ``generate`` call runs many requests in one forward pass (vLLM, transformers):
+    ``karma eval`` then sends 16 requests per call by default instead of 1 (``--batch-size``)."""
 
     @property
     @abstractmethod

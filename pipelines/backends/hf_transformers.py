@@ -24,6 +24,7 @@ class TransformersBackend(Backend):
     """A causal LM loaded with ``AutoModelForCausalLM``."""
 
     name = "transformers"
+    batches_in_one_call = True
 
     def __init__(
         self,

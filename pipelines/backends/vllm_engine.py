@@ -51,6 +51,7 @@ class VllmBackend(Backend):
     """A model served by an in-process vLLM engine."""
 
     name = "vllm"
+    batches_in_one_call = True
 
     def __init__(
         self,
