@@ -4,7 +4,13 @@ It is the ceiling an LLM arm is compared with: what the facts in the prompt alre
 
 1. Options are read as graph events with the retrieval embedding model
    (``retrieval.embed.Embedder``, all-MiniLM-L6-v2 offline), never with a phrase list: an option
-   names an event when its text is close to the event node's text.
+   names an event when its text is close to the event node's text. Where the graph's own corpus
+   taught which event an option's words name (``graph.ckg.aliases``: the whole answer text, or runs
+   of up to 3 of its words, learned from the right answers of the graph's transitions), the option
+   is read as that event (among the taught events with nearly the best evidence, the one its words
+   are closest to). An option worded afresh ("the track gets
+   noticeably louder right after the cut") is read by the phrases it shares with the corpus's right
+   answers ("louder"), not by its whole text, which the corpus may never have used.
 2. The facts are read best first. The options are compared with a fact's effect node, or with its
    cause node when most options read as on-screen events (a question asking which on-screen change
    explains a musical one). A fact speaks of an option only when the node's variable
@@ -32,7 +38,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from graph.ckg.aliases import ALIASES_KEY, alias_text
+from graph.ckg.aliases import ALIASES_KEY, alias_text, alias_weights, phrases
 from retrieval.base import Fact
 
 MIN_OPTION_SIMILARITY = 0.25
@@ -53,6 +59,12 @@ fact to speak of that option. Measured with the facts hybrid retrieval returns (
 and 71.3 %."""
 MIN_OPTION_MARGIN = 0.02
 """How far the best option's score must lead the next one (else the options tie on that fact)."""
+PHRASE_TIE = 0.2
+"""Events whose phrase evidence is within this share of an option's best are told apart by the
+words' cosine (a second effect of the same cause co-occurs with the phrase almost as often: "the
+chords are major" with loudness rising where darkness raises both). Measured on two paraphrased
+development worlds (contrary seed 11, default seed 12, 300 videos, 1,000 questions each): 0.05 reads
+88.0 and 86.1 %, 0.2 reads 88.3 and 86.7 %, every learned event by cosine (1.0) 85.0 and 82.7 %."""
 NO_OPTION = "no option recognised"
 NO_FACT = "no fact about an option"
 
@@ -101,12 +113,12 @@ class GraphReader:
         }
         texts = [node_text(nodes[n]) for n in self.node_ids]
         self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
-        # Answer texts the graph's own corpus used for its events (graph.ckg.aliases): text -> rows.
+        # Phrases the graph's own corpus used for its events (graph.ckg.aliases): phrase -> row -> weight.
         learned = self.view.graph.build_config.get(ALIASES_KEY) or {}
         self._aliases = {
             text: rows
-            for text, events in sorted(learned.items())
-            if (rows := [self._row[e] for e in events if e in self._row])
+            for text, value in sorted(learned.items())
+            if (rows := {self._row[e]: w for e, w in alias_weights(value).items() if e in self._row})
         }
 
     def _options(self, options: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
@@ -126,11 +138,25 @@ class GraphReader:
         of several events that co-occurred with it."""
         sims = vectors @ self._nodes.T if len(self.node_ids) else np.zeros((len(texts), 0))
         for i, text in enumerate(texts):
-            rows = self._aliases.get(alias_text(text))
+            rows = self._learned(text)
             if rows:
-                best = max(rows, key=lambda r, i=i: (round(float(sims[i, r]), 4), -r))
+                top = max(rows.values())
+                near = [r for r, w in rows.items() if w >= top - PHRASE_TIE * top]
+                best = max(near, key=lambda r, i=i: (round(float(sims[i, r]), 4), -r))
                 sims[i, best] = 1.0
         return sims
+
+    def _learned(self, text: str) -> dict[int, float]:
+        """Event row -> the corpus's evidence that ``text`` names it: the whole text's alias when the
+        corpus used this very text, else, per event, the sum of its phrases' (``phrases``) weights."""
+        exact = self._aliases.get(alias_text(text))
+        if exact:
+            return {r: 1.0 for r in exact}
+        scores: dict[int, float] = {}
+        for phrase in phrases(text):
+            for row, weight in self._aliases.get(phrase, {}).items():
+                scores[row] = scores.get(row, 0.0) + weight
+        return scores
 
     def _contrast(self, sims: np.ndarray, event: str) -> np.ndarray:
         """Each option's similarity to ``event`` plus ``CONTRAST_WEIGHT`` times its lead over the

@@ -100,3 +100,22 @@ def test_a_fact_about_a_variable_no_option_names_is_passed_over() -> None:
     ]
     answer = reader.answer(options, facts)
     assert answer.letters == ["c"] and answer.fact_id == facts[1].id
+
+
+def _learned_reader(aliases: dict) -> GraphReader:
+    nodes = {i: CkgNode(id=i, title=title, kind=kind) for i, (title, kind) in NODES.items()}
+    return GraphReader(CausalGraph(nodes=nodes, edges={}, build_config={"event_aliases": aliases}))
+
+
+def test_an_option_worded_afresh_reads_as_the_event_its_learned_phrases_name() -> None:
+    # "zorp" means nothing to the embedding model; the corpus taught that a right answer with it is a
+    # tempo drop. A text never seen whole ("the light goes zorp right after the cut") is read through it.
+    reader = _learned_reader({"zorp": {"music:tempo:down": 0.7}, "goes zorp": {"music:tempo:down": 0.6}})
+    plain = _learned_reader({})
+    assert reader.event_of("the light goes zorp right after the cut") == "music:tempo:down"
+    assert plain.event_of("the light goes zorp right after the cut") != "music:tempo:down"
+
+
+def test_aliases_stored_as_lists_by_older_graphs_still_read() -> None:
+    reader = _learned_reader({"the beat goes zorp": ["music:tempo:down", "music:loudness:up"]})
+    assert reader.event_of("The beat  goes zorp") == "music:tempo:down"
