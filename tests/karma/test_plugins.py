@@ -263,3 +263,27 @@ def test_a_plugin_that_does_not_import_is_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "KARMA_PLUGINS" in done.stderr and "no_such_karma_plugin" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_retriever_options_are_checked_against_the_registered_config_model() -> None:
+    from karma.core.errors import InputError
+    from retrieval.registry import retriever_class, retriever_options
+
+    assert retriever_options("hybrid", {"hops": "1"}) == {"hops": 1}  # coerced by HybridConfig
+    with pytest.raises(InputError, match=r"--retriever-opt hops=-1"):
+        retriever_options("hybrid", {"hops": -1})
+    with pytest.raises(InputError, match=r"valid options: .*hops"):
+        retriever_options("hybrid", {"hop": 1})
+    with pytest.raises(InputError, match="takes no settings"):
+        retriever_options("none", {"k": 1})
+    assert "search" in retriever_class("neo4j-hybrid").option_names()
+    # what the factories read instead of names
+    assert retriever_class("hybrid").embeds and not retriever_class("keyword").embeds
+    assert retriever_class("neo4j-hybrid").guards_split and not retriever_class("paths").guards_split
+
+
+def test_batching_is_declared_by_the_backend_class() -> None:
+    from pipelines.backends import BACKENDS, backend_class
+
+    # the set karma/eval/runner.py used to hard-code, now read from the classes
+    assert {name for name in BACKENDS if backend_class(name).batches_in_one_call} == {"vllm", "transformers"}
