@@ -43,6 +43,10 @@ the graph reader on two paraphrased development worlds (contrary seed 11, defaul
 1,000 questions each, fold graphs): 1 word reads 89.0 and 89.7 %, 2 words 90.0 and 89.7 %, 3 words
 88.3 and 86.7 %, 4 words 88.2 and 86.7 % (longer runs carry the frame around the words that name the
 change, and are rarer)."""
+NEVER_RIGHT_OFFERS = 20
+"""How often a phrase must be offered (right or wrong) before "never right" is evidence."""
+NEVER_RIGHT_SHARE = 0.05
+"""At most this share of a phrase's offers right: it names an event no answer is (stored as ``{}``)."""
 WORD = re.compile(r"[^\W_]+")
 """A word of an option: letters and digits ("bass-heavy" is two words)."""
 
@@ -137,9 +141,15 @@ def learn_aliases(
                     counts[phrase] += 1
                     events[phrase].update(seen)
     aliases: dict[str, dict[str, float]] = {}
-    for phrase in sorted(right):
+    for phrase in sorted(set(right) | set(wrong)):
         n = right[phrase]
         if n < min_count:
+            # Offered often and (almost) never right: a phrase of an event no question's answer is
+            # ("the music gets more agitated" where nothing causes arousal). Stored as naming no
+            # event, so the reader leaves such an option to the embedding instead of reading it
+            # through a phrase it shares with the answers ("the energy drops" / "the volume drops").
+            if n + wrong[phrase] >= NEVER_RIGHT_OFFERS and n <= NEVER_RIGHT_SHARE * (n + wrong[phrase]):
+                aliases[phrase] = {}
             continue
         # How much more often the event is there when the phrase is in the right answer than when it
         # is in a wrong one (or than its base rate, for a phrase never offered wrongly): the change a
@@ -156,4 +166,6 @@ def learn_aliases(
                 contrast[table.columns[column]] = round(count / n - elsewhere, 6)
         if contrast:
             aliases[phrase] = {e: contrast[e] for e in sorted(contrast, key=lambda e: (-contrast[e], e))}
+        elif n + wrong[phrase] >= NEVER_RIGHT_OFFERS and n <= NEVER_RIGHT_SHARE * (n + wrong[phrase]):
+            aliases[phrase] = {}
     return aliases

@@ -120,6 +120,8 @@ class GraphReader:
             for text, value in sorted(learned.items())
             if (rows := {self._row[e]: w for e, w in alias_weights(value).items() if e in self._row})
         }
+        # Phrases the corpus offered often and (almost) never as a right answer: no event it teaches.
+        self._no_event = {text for text, value in learned.items() if not alias_weights(value)}
 
     def _options(self, options: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
         """The options' letters and their similarity to every event (options x events): the cosine
@@ -148,12 +150,17 @@ class GraphReader:
 
     def _learned(self, text: str) -> dict[int, float]:
         """Event row -> the corpus's evidence that ``text`` names it: the whole text's alias when the
-        corpus used this very text, else, per event, the sum of its phrases' (``phrases``) weights."""
+        corpus used this very text, else, per event, the sum of its phrases' (``phrases``) weights;
+        nothing when the text or one of its phrases is one the corpus offered often and (almost) never
+        as a right answer (it names an event no answer is: left to the embedding)."""
         exact = self._aliases.get(alias_text(text))
         if exact:
             return {r: 1.0 for r in exact}
+        found = phrases(text)
+        if any(phrase in self._no_event for phrase in found):
+            return {}
         scores: dict[int, float] = {}
-        for phrase in phrases(text):
+        for phrase in found:
             for row, weight in self._aliases.get(phrase, {}).items():
                 scores[row] = scores.get(row, 0.0) + weight
         return scores
