@@ -98,3 +98,63 @@ def make_tiny_llama(folder: Path, seed: int = 0) -> Path:
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama folder shared by the engine and the server tests."""
     return make_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def make_tiny_llava(folder: Path, seed: int = 0) -> Path:
+    """A random LLaVA (a 1-layer CLIP vision tower on 32 px images in 8 px patches: 16 image tokens,
+    and the 2-layer Llama above) with a LLaVA processor around the offline tokenizer, plus one PNG.
+
+    transformers 5 saves CLIP's vision tower without the ``vision_model`` level (and with the
+    post-layernorm LLaVA does not use); vLLM 0.32's LLaVA loader reads the layout of the published
+    checkpoints, which have both, so the saved names are put in that layout."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    from safetensors.torch import load_file, save_file
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    make_tokenizer(folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    vision = CLIPVisionConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2,
+        image_size=32, patch_size=8, projection_dim=64,
+    )  # fmt: skip
+    text = LlamaConfig(
+        vocab_size=len(tok), hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048, initializer_range=0.2,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+    )  # fmt: skip
+    config = LlavaConfig(
+        vision_config=vision.to_dict(), text_config=text.to_dict(),
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="default", vision_feature_layer=-1,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    LlavaForConditionalGeneration(config).eval().save_pretrained(folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    renamed = {}
+    for name, tensor in weights.items():
+        if name.startswith("vision_tower.post_layernorm"):
+            continue
+        if name.startswith("vision_tower.") and not name.startswith("vision_tower.vision_model."):
+            name = "vision_tower.vision_model." + name.removeprefix("vision_tower.")
+        renamed[name] = tensor.contiguous()
+    save_file(renamed, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
+        tokenizer=tok, patch_size=8, vision_feature_select_strategy="default", chat_template=CHATML,
+        num_additional_image_tokens=1,
+    )  # fmt: skip
+    processor.save_pretrained(folder)
+    pixels = (np.arange(32 * 32 * 3).reshape(32, 32, 3) % 251).astype("uint8")
+    Image.fromarray(pixels).save(folder / "image.png")
+    return folder
