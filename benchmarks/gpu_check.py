@@ -587,7 +587,18 @@ class GpuCheck:
             "--backend-opt",
             f"model_path={self.omni_folder}",
         ]
-        args += ["--clips", str(clips), "--videos", VLM_VIDEO, "--limit", str(limit), "--ckg", "off"]
+        # The clips cover the video's first transitions, so its questions are taken in file order.
+        args += [
+            "--clips",
+            str(clips),
+            "--videos",
+            VLM_VIDEO,
+            "--limit",
+            str(limit),
+            "--limit-order",
+            "first",
+        ]
+        args += ["--ckg", "off"]
         return self._eval("eval-vlm", args, expected=limit)
 
 
