@@ -65,7 +65,6 @@ def _batch(backend: Any, requests: list[ChatRequest]) -> list[Completion]:
     kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests)}
     limits = [r.max_tokens for r in requests]
     if requests[0].choices:
-
         tries = [ChoiceTrie([backend._choice_ids(c) for c in r.choices or []]) for r in requests]
         filters = [t.allowed_fn(width, eos) for t in tries]
         kwargs["prefix_allowed_tokens_fn"] = lambda row, seq: filters[row](row, seq)

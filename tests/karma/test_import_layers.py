@@ -133,7 +133,10 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
     """Lines inside ``if TYPE_CHECKING:`` blocks (imports for annotations only, never run)."""
     lines: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+        if (
+            isinstance(node, ast.If)
+            and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
+        ):
             for child in node.body:
                 lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
     return lines
@@ -196,7 +199,8 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circles() -> None:
     sources = {
-        _module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py") for path in _sources()
+        _module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for path in _sources()
     }
     circles = import_circles(import_graph(sources))
     assert not circles, "import circles (move the shared piece below both):\n" + "\n".join(map(str, circles))
@@ -206,7 +210,10 @@ def test_the_circle_finder_finds_a_circle_through_a_function_level_import() -> N
     sources = {
         "pipelines.a": ("from pipelines.b import X\n", False),
         "pipelines.b": ("def f():\n    from pipelines.a import Y\n", False),
-        "pipelines.c": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipelines.a import Z\n", False),
+        "pipelines.c": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipelines.a import Z\n",
+            False,
+        ),
         "pipelines": ("from pipelines import c\n", True),
     }
     assert import_circles(import_graph(sources)) == [["pipelines.a", "pipelines.b"]]
