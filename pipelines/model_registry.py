@@ -50,7 +50,8 @@ DEFAULT_MODEL = "smollm2-135m"
 the test suite's fast model, which tests name explicitly)."""
 READING_MODEL = "qwen2.5-coder-1.5b"
 """The default of ``karma ask`` and ``karma eval`` on the llamacpp backend: the smallest registered model
-that reads the graph's facts (docs/evaluation.md, issue 30 item 4); scripts/setup.sh installs it."""
+that reads the graph's facts (docs/measurements.md, "a model that reads", issue 30); scripts/setup.sh
+installs it."""
 
 
 class ModelPart(BaseModel):
