@@ -10,7 +10,9 @@ model behind HTTP::
 
 The server binds 127.0.0.1 on a free port, is ready when ``/v1/models`` answers, and is stopped
 with SIGTERM (then SIGKILL after a grace period). Its output goes to a log file whose tail is
-quoted if it fails to start.
+quoted if it fails to start. On Linux the server is also told to end when the thread that started it
+ends (``PR_SET_PDEATHSIG``), so a test runner or a ``karma`` command killed with SIGKILL leaves no
+orphaned server behind; start it from a thread that lives as long as you need the server.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ import httpx
 
 from karma.core.errors import InputError, RunError
 from pipelines.models import smollm2_gguf_path
+
+
+def _end_with_parent() -> None:
+    """In the child before exec: ask Linux to send SIGTERM when the parent thread dies.
+
+    ``start_new_session`` keeps a Ctrl-C of the runner away from the server (stop() ends it), but it
+    also means a SIGKILL of the runner would leave the server running forever on its port.
+    """
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
 class LlamaServerError(RunError):
@@ -134,6 +149,7 @@ class LlamaServer:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # our SIGTERM reaches the server, not the test runner
+            preexec_fn=_end_with_parent if sys.platform.startswith("linux") else None,
         )
         try:
             self._wait_ready()
