@@ -100,23 +100,12 @@ def registered() -> Iterator[None]:
     _load_module("retrieval.strongest", blocks["retriever"])
     _load_module("karma.tasks.text_mcq", blocks["task"])
     exec(python_blocks_after("backend")[0], {"BACKENDS": BACKENDS})
-    register, branch = python_blocks_after("retriever")
+    (register,) = python_blocks_after("retriever")
     exec(register, {"RETRIEVERS": registry.RETRIEVERS})
     exec(python_blocks_after("task")[0], {"TASKS": TASKS})
-    # the page's `_make` branch, put in front of today's `_make` exactly as written
-    original = registry._make
-    source = "def _make(name, store_or_graph, config):\n    view = _view(store_or_graph)\n"
-    source += branch + "\n    return _original(name, store_or_graph, config)\n"
-    scope = {"_view": registry._view, "_original": original}
-    exec(source, scope)
-    registry._make = scope["_make"]
-    saved_names = registry.RETRIEVER_NAMES
-    registry.RETRIEVER_NAMES = (*saved_names, "strongest")
     try:
         yield
     finally:
-        registry._make = original
-        registry.RETRIEVER_NAMES = saved_names
         BACKENDS.unregister("first-option")
         registry.RETRIEVERS.unregister("strongest")
         TASKS.unregister("text-mcq")
@@ -126,7 +115,10 @@ def registered() -> Iterator[None]:
 
 def test_the_page_marks_every_example() -> None:
     assert set(marked_blocks()) == {"run", "backend", "retriever", "task", "run-registered"}
-    assert len(python_blocks_after("retriever")) == 2  # the registry line and the _make branch
+    # one file plus one registration line each: no other edit is shown, none is needed
+    assert len(python_blocks_after("backend")) == 1
+    assert len(python_blocks_after("retriever")) == 1
+    assert len(python_blocks_after("task")) == 1
 
 
 def test_examples_work_through_the_registries(registered: None, workdir: Path) -> None:
