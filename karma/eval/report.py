@@ -343,6 +343,59 @@ def comparison_table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def run_section(run: RunDir, index: int, out: Path) -> list[str]:
+    """The report section of one Karma-MV run (its PNGs written to ``out``, named by ``index``): kept
+    apart from :func:`write_report` so a report over runs of several tasks shows the same section."""
+    config = run.read_config()
+    results = run.results()
+    identity = config.get("identity", {})
+    graphs = config.get("graphs", {})
+    lines = [f"## {run_label(run, config)}", ""]
+    lines.append(
+        f"- data hash `{config['hashes']['data']}`, model `{config['hashes']['model']}`, template "
+        f"v{config['hashes']['template_version']} (`{config['hashes']['template'][:12]}`)"
+    )
+    mode = config.get("graph_mode")
+    if mode == "folds":
+        lines.append(
+            f"- graph: {identity.get('folds')} folds by video (each video answered from a graph built without its fold)"
+        )
+    elif mode == "whole_corpus":
+        lines.append(
+            "- graph: **whole corpus** (the published setting: statistics include the evaluated video)"
+        )
+    else:
+        lines.append(f"- graph: given file `{identity.get('graph_path')}`")
+    lines.append(
+        "- graphs used: "
+        + ", ".join(f"{k} `{v['hash']}` ({v['edges']} edges)" for k, v in sorted(graphs.items()))
+    )
+    lines.append(f"- questions: {results['n_questions']} from {results['n_videos']} videos")
+    from karma.eval.hygiene import report_lines as hygiene_lines
+
+    lines += hygiene_lines(run.path)
+    if few_videos(results):
+        lines.append(
+            f"- **few videos**: the intervals resample whole videos, so with {results['n_videos']} "
+            f"they are too coarse to trust (use at least {MIN_VIDEOS_FOR_INTERVALS}; widen `--limit` "
+            "or `--videos`)"
+        )
+    lines += ["", "### Accuracy", "", *accuracy_table(results), ""]
+    prefix = f"{index:02d}_{run.path.name}"
+    acc_png = plot_accuracy(results, out / f"{prefix}_accuracy.png", run_label(run, config))
+    lines += [f"![accuracy per type]({acc_png.name})", ""]
+    lines += ["### Graph effect (paired)", "", *paired_table(results), ""]
+    delta_png = plot_delta(results, out / f"{prefix}_delta.png", run_label(run, config))
+    if delta_png:
+        lines += [f"![graph effect per type]({delta_png.name})", ""]
+    grounded = grounding_table(results)
+    if grounded:
+        lines += ["### Per grounding (`question_grounding.jsonl` of `karma qa make`)", "", *grounded, ""]
+    lines += ["### Reference baselines (no model)", "", *baseline_table(results), ""]
+    lines += ["### How answers were read", "", *status_table(results), "", *ceiling_lines(results), ""]
+    return lines
+
+
 def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) -> Path:
     """Write ``report.md`` and its PNGs; returns the markdown path.
 
@@ -364,56 +417,11 @@ def write_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
     lines.append("")
     if len(runs) > 1:
         lines += ["## Comparison", "", "<!-- comparison -->", ""]
+    unique = len({r.path.name for r in runs}) == len(runs)
     for index, run in enumerate(runs):
-        config = run.read_config()
-        results = run.results()
-        name = run.path.name if len({r.path.name for r in runs}) == len(runs) else f"{index}-{run.path.name}"
-        loaded.append((name, results))
-        identity = config.get("identity", {})
-        graphs = config.get("graphs", {})
-        lines += [f"## {run_label(run, config)}", ""]
-        lines.append(
-            f"- data hash `{config['hashes']['data']}`, model `{config['hashes']['model']}`, template "
-            f"v{config['hashes']['template_version']} (`{config['hashes']['template'][:12]}`)"
-        )
-        mode = config.get("graph_mode")
-        if mode == "folds":
-            lines.append(
-                f"- graph: {identity.get('folds')} folds by video (each video answered from a graph built without its fold)"
-            )
-        elif mode == "whole_corpus":
-            lines.append(
-                "- graph: **whole corpus** (the published setting: statistics include the evaluated video)"
-            )
-        else:
-            lines.append(f"- graph: given file `{identity.get('graph_path')}`")
-        lines.append(
-            "- graphs used: "
-            + ", ".join(f"{k} `{v['hash']}` ({v['edges']} edges)" for k, v in sorted(graphs.items()))
-        )
-        lines.append(f"- questions: {results['n_questions']} from {results['n_videos']} videos")
-        from karma.eval.hygiene import report_lines as hygiene_lines
-
-        lines += hygiene_lines(run.path)
-        if few_videos(results):
-            lines.append(
-                f"- **few videos**: the intervals resample whole videos, so with {results['n_videos']} "
-                f"they are too coarse to trust (use at least {MIN_VIDEOS_FOR_INTERVALS}; widen `--limit` "
-                "or `--videos`)"
-            )
-        lines += ["", "### Accuracy", "", *accuracy_table(results), ""]
-        prefix = f"{index:02d}_{run.path.name}"
-        acc_png = plot_accuracy(results, out / f"{prefix}_accuracy.png", run_label(run, config))
-        lines += [f"![accuracy per type]({acc_png.name})", ""]
-        lines += ["### Graph effect (paired)", "", *paired_table(results), ""]
-        delta_png = plot_delta(results, out / f"{prefix}_delta.png", run_label(run, config))
-        if delta_png:
-            lines += [f"![graph effect per type]({delta_png.name})", ""]
-        grounded = grounding_table(results)
-        if grounded:
-            lines += ["### Per grounding (`question_grounding.jsonl` of `karma qa make`)", "", *grounded, ""]
-        lines += ["### Reference baselines (no model)", "", *baseline_table(results), ""]
-        lines += ["### How answers were read", "", *status_table(results), "", *ceiling_lines(results), ""]
+        name = run.path.name if unique else f"{index}-{run.path.name}"
+        loaded.append((name, run.results()))
+        lines += run_section(run, index, out)
     if len(runs) > 1:
         comparison = comparison_table(loaded)
         png = plot_comparison(loaded, out / "comparison.png")

@@ -176,10 +176,29 @@ def task_report_lines(
     return lines
 
 
-def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path:
-    """``report.md`` for one or several task runs (default: RUN_DIR/report, or ./karma-report)."""
+def task_run_section(run_dir: Path, index: int, out: Path) -> list[str]:
+    """The report section of one task run (MCQ, open-ended or analysis; its PNG written to ``out``,
+    named by ``index``): one function so a report over runs of several tasks shows the same section."""
     import json
 
+    from karma.eval.plots import save
+    from karma.tasks.analysis_run import analysis_report_lines, is_analysis_run
+    from karma.tasks.harmonyset_oe import oe_report_lines, oe_results
+
+    config = json.loads((run_dir / "config.json").read_text())
+    if config.get("task", {}).get("kind") == "open":
+        return oe_report_lines(run_dir.name, config, oe_results(run_dir))
+    results = json.loads((run_dir / "results.json").read_text())
+    if is_analysis_run(config):
+        return analysis_report_lines(run_dir.name, config, results)
+    png = save(
+        task_plot_figure(run_dir.name, config, results), out / f"{index:02d}_{run_dir.name}_accuracy.png"
+    )
+    return task_report_lines(run_dir.name, config, results, plot=png.name)
+
+
+def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path:
+    """``report.md`` for one or several task runs (default: RUN_DIR/report, or ./karma-report)."""
     out = (
         Path(out_dir) if out_dir else (run_dirs[0] / "report" if len(run_dirs) == 1 else Path("karma-report"))
     )
@@ -194,23 +213,8 @@ def write_task_report(run_dirs: list[Path], out_dir: Path | None = None) -> Path
         "compared on the items both answered with the exact McNemar test.",
         "",
     ]
-    from karma.eval.plots import save
-    from karma.tasks.analysis_run import analysis_report_lines, is_analysis_run
-    from karma.tasks.harmonyset_oe import oe_report_lines, oe_results
-
     for index, run_dir in enumerate(run_dirs):
-        config = json.loads((run_dir / "config.json").read_text())
-        if config.get("task", {}).get("kind") == "open":
-            lines += oe_report_lines(run_dir.name, config, oe_results(run_dir))
-            continue
-        results = json.loads((run_dir / "results.json").read_text())
-        if is_analysis_run(config):
-            lines += analysis_report_lines(run_dir.name, config, results)
-            continue
-        png = save(
-            task_plot_figure(run_dir.name, config, results), out / f"{index:02d}_{run_dir.name}_accuracy.png"
-        )
-        lines += task_report_lines(run_dir.name, config, results, plot=png.name)
+        lines += task_run_section(run_dir, index, out)
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
