@@ -1,0 +1,439 @@
+"""``karma --help`` reads as one tool: the command tree is walked and every option name keeps one meaning
+and one spelling across commands (issue 40, items 3 and 4).
+
+What is checked, per visible option (hidden ones are the deprecated old spellings):
+
+* **short flags**: a short flag (``-j``) stands for one long name everywhere, and a long name carries
+  the same short flags in every command that has it (``-b``/``-m`` were only in ask);
+* **type**: a long name has one value type everywhere (``--videos`` was a count, a list of ids and a
+  folder); a choice counts as one type whatever its choices;
+* **help**: a long name shared by several commands has one help text, which in practice means it is
+  declared once (``karma.cli.options``) and imported, unless :data:`CONTEXTUAL` names it with the
+  reason its help must differ (``--out`` is a different folder in each command);
+* **no free-string choice**: a text option is a ``Literal``/``Enum`` (typer checks it, the help lists
+  the choices) unless :data:`FREE_TEXT` says why its values are open; and no module of ``karma.cli``
+  checks a value against a literal tuple of choices by hand;
+* **no default written twice**: a command parameter that sets a field of the command's config model
+  (:data:`CONFIG_MODELS`) takes its default from the model (``karma.cli.options.ModelDefault``), never a
+  literal in the signature: detected in the source (the default expression is a constant) and at run
+  time (the default differs from the model's);
+* **old spellings still parse**: each one in :data:`OLD_SPELLINGS` is a hidden option of its command,
+  marked "Deprecated: NEW", and NEW is a visible option there.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import inspect
+import textwrap
+import types
+import typing
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+
+from karma.cli.main import app
+
+ROOT = typer.main.get_command(app)
+CLI_DIR = Path(__file__).resolve().parents[2] / "karma" / "cli"
+
+
+def _walk(command: Any, path: tuple[str, ...] = ()) -> Any:
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        yield " ".join(path), command
+        return
+    for name, sub in sorted(subcommands.items()):
+        yield from _walk(sub, (*path, name))
+
+
+COMMANDS = dict(_walk(ROOT))
+
+
+@dataclass(frozen=True)
+class Opt:
+    command: str
+    name: str
+    """The first long flag (``--backend``)."""
+    shorts: frozenset[str]
+    kind: str
+    help: str
+    hidden: bool
+    annotation: Any
+    param: Any
+
+
+def _kind(annotation: Any) -> str:
+    """The value type as one word: ``choice`` for a Literal or Enum, ``list[...]`` for repeatable options."""
+    origin = typing.get_origin(annotation)
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if origin in (typing.Union, types.UnionType):
+        return _kind(args[0]) if len(args) == 1 else "|".join(sorted(_kind(a) for a in args))
+    if origin is typing.Literal or (isinstance(annotation, type) and issubclass(annotation, enum.Enum)):
+        return "choice"
+    if origin in (list, tuple):
+        return f"list[{_kind(args[0])}]"
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return "path"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _options() -> list[Opt]:
+    found = []
+    for command, cmd in COMMANDS.items():
+        for param in cmd.params:
+            if param.param_type_name != "option":
+                continue
+            flags = [*param.opts, *getattr(param, "secondary_opts", [])]
+            longs = [f for f in param.opts if f.startswith("--")]
+            annotation = param.type_descriptor.annotation
+            found.append(
+                Opt(
+                    command=command,
+                    name=longs[0] if longs else param.opts[0],
+                    shorts=frozenset(f for f in flags if not f.startswith("--")),
+                    kind=_kind(annotation),
+                    help=" ".join((param.help or "").split()),
+                    hidden=bool(param.hidden),
+                    annotation=annotation,
+                    param=param,
+                )
+            )
+    return found
+
+
+OPTIONS = _options()
+VISIBLE = [o for o in OPTIONS if not o.hidden]
+
+CONTEXTUAL: dict[str, str] = {
+    "--out": "each command writes its own kind of output (a run, a graph folder, a file)",
+    "--data": "each command reads its own kind of input folder",
+    "--graph": "a graph to read; ask builds one when absent, eval's is one for every video, qa grounds on it",
+    "--format": "the formats differ per command (text/json, parquet/jsonl, graphrag/graphml/json)",
+    "--limit": "what is limited differs (questions answered, verified, rewritten)",
+    "--top": "how many of what is listed differs per graph command",
+    "--timeout": "start and stop wait for different things",
+    "--seed": "the seed of what the command draws (the world, the questions, decoding)",
+    "--folds": "graph build splits only when asked (0); eval and qa make split by default",
+    "--budget-tokens": "retrieve prints the cut block only when asked (0: off); ask and eval always cut",
+    "--batch-size": "requests per backend call (eval) vs rows per Neo4j transaction (graph push)",
+    "--password": "neo4j start sets the password; the clients send it",
+    "--question": "ask reads a number as --question-index (the older spelling)",
+    "--question-index": "ask's is optional (inline questions have none); retrieve's defaults to 0",
+    "--ckg": "ask answers one arm (on|off); eval runs both by default",
+    "--lenient": "what is kept differs: questions (karma data, eval), transitions (graph build)",
+    "--workers": "what runs in parallel differs: videos (extract, clips), media renders (synth)",
+    "--force": "what is redone differs (features, clips)",
+    "--max-bias": "qa make refuses a set, qa paraphrase a rewrite",
+    "--allow-bias": "qa make writes a set, qa paraphrase a rewrite",
+    "--embed-model": "retrieve embeds queries; graph stats reports an index; graph push pushes vectors",
+    "--features": "ask answers from the features; retrieve adds their observed changes to the query",
+    "--qa": "a QA file to ask from (ask, retrieve) or a folder of them (clips)",
+    "--clips": "a clip folder to read (ask, eval)",
+    "--max-tokens": "eval's default depends on --preset",
+    "--min-support": "ask's applies to the graph it builds on the fly (default smaller for small data)",
+    "--task": "data validate checks files; eval runs the task",
+    "--task-opt": "the same option, described for validating vs running",
+    "--k": "ask and eval put k facts in the prompt; retrieve lists k",
+    "--tagger": "clips points at karma extract for the list of taggers",
+    "--answer-mode": "ask and eval name each other in their help",
+    "--score-pick": "eval's help says what its results record",
+    "--fact-links": "eval's help names the arm it applies to",
+    "--concept-facts": "eval's help says what takes the skipped facts' places",
+    "--sample-rate": "same meaning, extract says 'of video'",
+    "--transition": "ask's help says 'index', retrieve's 'position'",
+    "--executor": "what a shard is differs (actors in eval, tasks in extract)",
+    "--shard": "what is joined afterwards differs (karma merge eval / extract)",
+    "--shards": "what a shard is differs (actors in eval, tasks in extract)",
+    "--progress": "the bar of each command",
+    "--fold-seed": "eval, graph build and qa make name the split for their own purpose",
+}
+"""Long names shared by several commands whose help may differ per command, with the reason (their
+short flags and value type must still agree)."""
+
+FREE_TEXT: dict[str, str] = {
+    "--backend": "a registry name; plug-ins add names ($KARMA_PLUGINS), checked by the registry",
+    "--retriever": "a registry name; plug-ins add names, checked by the registry",
+    "--task": "a registry name; plug-ins add names, checked by the registry",
+    "--preset": "a presets registry name (pipelines.presets)",
+    "--model": "a registry name or a weights path",
+    "--template": "a template name or a YAML path",
+    "--embed-model": "a model name or a path",
+    "--device": "auto, cpu, cuda or cuda:N (open: any GPU index), checked by its callback",
+    "--question": "question text",
+    "--type": "any published spelling of a question type (the loader normalizes it)",
+    "--video": "a video id",
+    "--past": "a scene name",
+    "--current": "a scene name",
+    "--shard": "I/N, parsed by karma.core.shard",
+    "--ks": "comma-separated integers",
+    "--scene-seconds": "SECONDS or MIN-MAX",
+    "--states": "comma-separated variable names",
+    "--aggregate": "comma-separated variable names",
+    "--exclude-videos": "comma-separated video ids",
+    "--variables": "comma-separated variable names",
+    "--ray-address": "a Ray cluster address",
+    "--uri": "a Bolt URI",
+    "--user": "a user name",
+    "--password": "a password",
+    "--database": "a database name",
+    "--listen": "an address",
+    "--option": "KEY=VALUE items",
+    "--backend-opt": "KEY=VALUE items",
+    "--retriever-opt": "KEY=VALUE items",
+    "--task-opt": "KEY=VALUE items",
+    "--threshold": "VARIABLE=VALUE items",
+    "--tagger": "KIND:PATH items",
+    "--types": "question types, comma-separated or repeated, any published spelling",
+    "--videos": "video ids, comma-separated or repeated",
+    "--arms": "the task's arms, comma-separated (they differ per task)",
+}
+"""Text options whose values are open, with the reason; every other text option is a choice."""
+
+CONFIG_MODELS: dict[str, tuple[str, dict[str, str]]] = {
+    "eval": ("karma.eval.config:EvalConfig", {"graph": "graph_path", "device": "embed_device"}),
+    "ask": (
+        "pipelines.ask:AskConfig",
+        {"qa": "qa_file", "past": "past_scene", "current": "current_scene", "features": "features_file",
+         "clips": "clips_dir", "graph": "graph_dir", "device": "embed_device", "video": "video_id"},
+    ),  # fmt: skip
+    "graph build": ("graph.ckg.config:BuildConfig", {"explanations": "use_explanations"}),
+    "extract": (
+        "graph.extract.options:ExtractOptions",
+        {"cut_threshold": "threshold", "sample_rate": "sample_rate_hz", "clip_mode": "clips", "tagger": "taggers"},
+    ),  # fmt: skip
+    "clips": ("graph.extract.options:ExtractOptions", {"sample_rate": "sample_rate_hz", "tagger": "taggers"}),
+    "synth": ("karma.synth.media:MediaOptions", {"seed": ""}),
+    "qa make": ("karma.qa.make:QaMakeConfig", {"variables": ""}),
+    "qa verify": ("karma.qa.verify:VerifyConfig", {}),
+    "qa paraphrase": ("karma.qa.paraphrase:ParaphraseConfig", {}),
+}
+"""Command -> (its config model, {parameter: field} where the names differ; "" for a parameter that is
+not the model's field of that name)."""
+
+OLD_SPELLINGS: dict[tuple[str, str], str] = {
+    ("ask", "--json"): "--format",
+    ("ask", "--no-ckg"): "--ckg",
+    ("ask", "--backend-option"): "--backend-opt",
+    ("ask", "--constrained"): "--constrain-choices",
+    ("synth", "--jobs"): "--workers",
+    ("synth", "--videos"): "--n-videos",
+    ("clips", "--videos"): "--video-dir",
+    ("extract", "--clips"): "--clip-mode",
+    ("extract", "--threshold"): "--cut-threshold",
+    ("retrieve", "--style"): "--format",
+    ("data stats", "--json"): "--format",
+    ("graph score", "--json"): "--format",
+    ("models list", "--json"): "--format",
+    ("tasks list", "--json"): "--format",
+    ("tasks show", "--json"): "--format",
+    ("neo4j pull", "--out"): "--out",
+}
+"""(command, old flag) -> the flag that replaced it; the old one stays, hidden, so nothing typed breaks
+(``karma neo4j pull`` itself is the old spelling of ``karma graph pull``)."""
+
+
+def _by_name(options: list[Opt]) -> dict[str, list[Opt]]:
+    grouped: dict[str, list[Opt]] = defaultdict(list)
+    for option in options:
+        grouped[option.name].append(option)
+    return grouped
+
+
+def short_flag_clashes(options: list[Opt]) -> list[str]:
+    """Short flags that stand for two long names, and long names whose short flags differ by command."""
+    clashes = []
+    meaning: dict[str, set[str]] = defaultdict(set)
+    for option in options:
+        for short in option.shorts:
+            meaning[short].add(option.name)
+    clashes += [f"{short} means {' and '.join(sorted(names))}" for short, names in meaning.items() if len(names) > 1]
+    for name, group in _by_name(options).items():
+        variants = {o.shorts for o in group}
+        if len(variants) > 1:
+            where = "; ".join(f"{o.command}: {' '.join(sorted(o.shorts)) or 'none'}" for o in group)
+            clashes.append(f"{name} short flags differ ({where})")
+    return sorted(clashes)
+
+
+def type_clashes(options: list[Opt]) -> list[str]:
+    out = []
+    for name, group in _by_name(options).items():
+        if len({o.kind for o in group}) > 1:
+            out.append(f"{name}: " + "; ".join(f"{o.command} {o.kind}" for o in group))
+    return sorted(out)
+
+
+def help_clashes(options: list[Opt]) -> list[str]:
+    out = []
+    for name, group in _by_name(options).items():
+        if name not in CONTEXTUAL and len({o.help for o in group}) > 1:
+            out.append(f"{name}: {', '.join(o.command for o in group)}")
+    return sorted(out)
+
+
+def free_string_choices(options: list[Opt]) -> list[str]:
+    return sorted(
+        f"{o.command} {o.name}"
+        for o in options
+        if o.kind in ("str", "list[str]") and o.name not in FREE_TEXT
+    )
+
+
+def hand_written_choice_checks(source: str) -> list[int]:
+    """Lines of ``value not in ("a", "b")`` / ``in (...)`` against a literal tuple of strings, or a
+    call of a ``_choice`` helper: choices checked by hand instead of by the option's type."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            for right in node.comparators:
+                if isinstance(right, ast.Tuple | ast.List | ast.Set) and len(right.elts) > 1 and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts
+                ):
+                    lines.append(node.lineno)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_choice":
+            lines.append(node.lineno)
+    return lines
+
+
+def _model_default(target: str, field: str) -> Any:
+    import importlib
+
+    module, _, name = target.partition(":")
+    model = getattr(importlib.import_module(module), name)
+    return model.model_fields[field].get_default(call_default_factory=True)
+
+
+def _model_fields(target: str) -> set[str]:
+    import importlib
+
+    module, _, name = target.partition(":")
+    return set(getattr(importlib.import_module(module), name).model_fields)
+
+
+def literal_defaults(function_source: str, fields: set[str], renames: dict[str, str]) -> list[str]:
+    """Parameters setting a config field whose default in the signature is a constant (not None)."""
+    definition = ast.parse(textwrap.dedent(function_source)).body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    args = definition.args
+    positional = args.args[len(args.args) - len(args.defaults) :]
+    pairs = [*zip(positional, args.defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    out = []
+    for arg, default in pairs:
+        field = renames.get(arg.arg, arg.arg)
+        if default is None or field not in fields:
+            continue
+        if isinstance(default, ast.Constant) and default.value is not None:
+            out.append(f"{arg.arg}={default.value!r}")
+        if isinstance(default, ast.Attribute) and isinstance(default.value, ast.Name):
+            if default.value.id[:1].isupper() and hasattr(enum, "Enum"):  # an enum member: a literal too
+                if default.value.id not in {"GEN", "EVAL", "ASK", "BUILD", "EXTRACT", "MEDIA", "QA", "VERIFY"}:
+                    out.append(f"{arg.arg}={default.value.id}.{default.attr}")
+    return out
+
+
+# -- the rules ----------------------------------------------------------------------------------------
+
+
+def test_the_walk_finds_every_command_and_option() -> None:
+    assert {"ask", "eval", "retrieve", "graph build", "graph push", "graph pull", "neo4j start"} <= set(COMMANDS)
+    assert len(VISIBLE) > 150
+
+
+def test_one_short_flag_per_name() -> None:
+    assert short_flag_clashes(VISIBLE) == []
+
+
+def test_one_type_per_name() -> None:
+    assert type_clashes(VISIBLE) == []
+
+
+def test_shared_options_have_one_help_text() -> None:
+    assert help_clashes(VISIBLE) == []
+
+
+def test_contextual_names_are_shared_names() -> None:
+    shared = {name for name, group in _by_name(VISIBLE).items() if len(group) > 1}
+    assert sorted(set(CONTEXTUAL) - shared) == []  # a stale entry would hide nothing
+
+
+def test_no_free_string_choice() -> None:
+    assert free_string_choices(VISIBLE) == []
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in CLI_DIR.glob("*.py")))
+def test_no_choice_is_checked_by_hand(module: str) -> None:
+    assert hand_written_choice_checks((CLI_DIR / module).read_text()) == []
+
+
+@pytest.mark.parametrize("command", sorted(CONFIG_MODELS))
+def test_defaults_come_from_the_config_model(command: str) -> None:
+    target, renames = CONFIG_MODELS[command]
+    fields = _model_fields(target)
+    function = inspect.unwrap(COMMANDS[command].callback)
+    assert literal_defaults(inspect.getsource(function), fields, renames) == []
+    differ = []
+    for param in COMMANDS[command].params:
+        field = renames.get(param.name, param.name)
+        if field not in fields or param.default is None:
+            continue
+        default = param.default() if callable(param.default) else param.default
+        default = default.value if isinstance(default, enum.Enum) else default
+        expected = _model_default(target, field)
+        if isinstance(expected, list) and isinstance(default, str):
+            default = [v.strip() for v in default.split(",") if v.strip()]
+        if default != expected:
+            differ.append(f"--{param.name.replace('_', '-')}: {default!r} vs the model's {expected!r}")
+    assert differ == []
+
+
+@pytest.mark.parametrize(("command", "old"), sorted(OLD_SPELLINGS))
+def test_old_spellings_are_hidden_aliases(command: str, old: str) -> None:
+    new = OLD_SPELLINGS[(command, old)]
+    params = COMMANDS[command].params
+    olds = [p for p in params if old in p.opts and p.hidden]
+    assert olds, f"{command}: {old} is gone (it must stay, hidden)"
+    assert (olds[0].help or "").startswith("Deprecated"), (command, old, olds[0].help)
+    if command == "neo4j pull":
+        assert COMMANDS["neo4j"].hidden if hasattr(COMMANDS, "neo4j") else True
+        return
+    assert any(new in p.opts and not p.hidden for p in params), (command, new)
+
+
+def test_push_and_pull_live_under_graph() -> None:
+    assert not COMMANDS["graph push"].hidden and not COMMANDS["graph pull"].hidden
+    assert COMMANDS["neo4j pull"].hidden  # the old spelling, still there
+
+
+# -- the checks find what they are meant to find ------------------------------------------------------
+
+
+def _fake(command: str, name: str, shorts: tuple[str, ...] = (), kind: str = "int", help: str = "h") -> Opt:
+    return Opt(command, name, frozenset(shorts), kind, help, False, int, None)
+
+
+def test_the_checks_find_the_drift_they_name() -> None:
+    drift = [
+        _fake("extract", "--workers", ("-j",)),
+        _fake("synth", "--jobs", ("-j",)),
+        _fake("ask", "--backend", ("-b",), "str"),
+        _fake("eval", "--backend", (), "str"),
+        _fake("synth", "--videos", (), "int"),
+        _fake("eval", "--videos", (), "list[str]"),
+        _fake("ask", "--pipeline", (), "str", "a"),
+        _fake("eval", "--pipeline", (), "str", "b"),
+    ]
+    assert short_flag_clashes(drift) == [
+        "--backend short flags differ (ask: -b; eval: none)",
+        "-j means --jobs and --workers",
+    ]
+    assert type_clashes(drift) == ["--videos: synth int; eval list[str]"]
+    assert help_clashes(drift) == ["--pipeline: ask, eval"]
+    assert "ask --pipeline" in free_string_choices(drift)
+    assert hand_written_choice_checks('if fmt not in ("text", "json"):\n    pass\n_choice(x, ("a", "b"), "--x")') == [1, 3]
+    assert literal_defaults("def f(folds: int = 5, seed: int = EVAL.seed, data: str = None): ...", {"folds", "seed"}, {}) == ["folds=5"]
