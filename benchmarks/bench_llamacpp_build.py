@@ -1,7 +1,8 @@
 """llama.cpp builds side by side: the portable AVX2 build against the runtime-dispatch build.
 
 Both wheels come from scripts/build_llama_wheel.sh (built once, cached in ~/.cache/karma/wheels/;
-a missing one is built first, which takes minutes). Each is unpacked once next to its wheel and run
+a missing one is built first, which takes minutes). Each is installed once into a folder next to its
+wheel (``pip install --no-deps --target``; the project's .venv is not touched) and run
 in its own child process (the wheel's ``llama_cpp`` first on ``sys.path``), one after the other, on
 the same GGUF, threads and prompts:
 
@@ -17,8 +18,11 @@ the builds run alternately N times each (best kept), so a change of load reaches
 column is the highest 1-minute load average seen at the start of a build's runs.
 
 The dispatch build loads the best CPU module for this machine (pipelines/backends/ggml_cpu.py); the
-variant it picked is printed. Ratios are dispatch over portable (higher tokens/s and lower seconds are
-better). Run: ``.venv/bin/python benchmarks/bench_llamacpp_build.py [--model qwen2.5-coder-1.5b]``.
+variant it picked and the CPU library each child really mapped (/proc/self/maps) are printed, and
+so is whether both builds give the same answers: the loglik pick and the greedy reply to question 1
+equal, and the largest difference of the four log-likelihoods (different kernels round differently,
+so a few hundredths of a nat are expected, not a changed pick). Ratios are dispatch over portable
+(higher tokens/s and lower seconds are better). Run: ``.venv/bin/python benchmarks/bench_llamacpp_build.py [--model qwen2.5-coder-1.5b]``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import os
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,15 +63,29 @@ def question(i: int) -> list[dict[str, str]]:
     ]
 
 
-def unpacked(wheel: Path) -> Path:
-    """The wheel unpacked once into a folder beside it (importable with that folder on sys.path)."""
-    target = wheel.parent / "unpacked"
+def installed(wheel: Path) -> Path:
+    """The wheel installed once (``pip install --no-deps --target``) into a folder beside it, so the
+    build runs with that folder first on ``PYTHONPATH`` and the project's .venv is left alone."""
+    target = wheel.parent / "site"
     if not (target / "llama_cpp" / "__init__.py").is_file():
-        tmp = wheel.parent / f"unpacked.tmp.{os.getpid()}"
-        with zipfile.ZipFile(wheel) as archive:
-            archive.extractall(tmp)
+        tmp = wheel.parent / f"site.tmp.{os.getpid()}"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "install", "-q", "--no-deps",
+             "--target", str(tmp), str(wheel)],
+            check=True,
+        )  # fmt: skip
         tmp.rename(target)
     return target
+
+
+def loaded_cpu_modules() -> list[str]:
+    """The ggml CPU libraries mapped into this process (/proc/self/maps): what llama.cpp really runs,
+    not only what karma asked for (``libggml-cpu.so`` for the portable build, a variant otherwise)."""
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        return []
+    names = {Path(line.split()[-1]).name for line in maps.read_text().splitlines() if "libggml-cpu" in line}
+    return sorted(names)
 
 
 def child(args: argparse.Namespace) -> None:
@@ -85,6 +102,7 @@ def child(args: argparse.Namespace) -> None:
     assert str(Path(llama_cpp.__file__).resolve()).startswith(args.lib), llama_cpp.__file__
     llm = Llama(str(args.model_path), n_ctx=args.prompt_tokens + 64, n_threads=args.threads,
                 n_batch=512, verbose=False)  # fmt: skip
+    modules = loaded_cpu_modules()
     words = " ".join(f"{OPTIONS[i % 4]} after scene {i}." for i in range(args.prompt_tokens))
     tokens = llm.tokenize(words.encode())[: args.prompt_tokens]
     rates = []
@@ -96,24 +114,29 @@ def child(args: argparse.Namespace) -> None:
             len(tokens) / (time.perf_counter() - start)
         )  # the fastest run counts: other load only adds time
     llm.close()
-    backend = wrap_backend(
-        get_backend("llamacpp", model_path=str(args.model_path), n_threads=args.threads), "loglik"
-    )
+    plain = get_backend("llamacpp", model_path=str(args.model_path), n_threads=args.threads)
+    backend = wrap_backend(plain, "loglik")
 
-    def ask(i: int) -> float:
-        request = ChatRequest(
+    def request(i: int, choices: list[str] | None) -> ChatRequest:
+        return ChatRequest(
             messages=[ChatMessage(role=m["role"], content=m["content"]) for m in question(i)],
-            choices=OPTIONS,
+            choices=choices,
+            max_tokens=16,
         )
+
+    def ask(i: int) -> tuple[float, dict]:
         start = time.perf_counter()
-        (completion,) = backend.generate([request])
+        (completion,) = backend.generate([request(i, OPTIONS)])
         assert completion.error is None, completion.error
-        return time.perf_counter() - start
+        scores = {letter: s["logprob"] for letter, s in completion.meta["scores"].items()}
+        return time.perf_counter() - start, {"pick": completion.text, "scores": scores}
 
     ask(0)  # warm-up: pages the weights in
-    seconds = [ask(i + 1) for i in range(args.questions)]
-    print(json.dumps({"variant": variant or "built-in (portable)", "prompt_tps": max(rates),
-                      "question_s": min(seconds), "tokens": len(tokens)}))  # fmt: skip
+    asked = [ask(i + 1) for i in range(args.questions)]
+    (greedy,) = plain.generate([request(1, None)])  # a free greedy reply: must be the same text
+    print(json.dumps({"variant": variant or "built-in (portable)", "modules": modules,
+                      "prompt_tps": max(rates), "question_s": min(s for s, _ in asked),
+                      "tokens": len(tokens), "answer": asked[0][1], "greedy": greedy.text}))  # fmt: skip
 
 
 def wheel_path(build: str) -> Path:
@@ -149,7 +172,7 @@ def main() -> None:
 
         model_path = registry_path(args.model)
     builds = args.builds.split(",")
-    libs = {build: unpacked(wheel_path(build)) for build in builds}
+    libs = {build: installed(wheel_path(build)) for build in builds}
     results: dict[str, dict] = {}
     for _ in range(args.rounds):  # builds alternate, so a change of the machine's load hits both
         for build in builds:
@@ -170,17 +193,25 @@ def main() -> None:
     print(f"machine: {describe_machine()}")
     first = next(iter(results.values()))
     print(f"model: {model_path.name}, {args.threads} threads, prompt {first['tokens']} tokens "
-          f"x {args.repeat}, loglik question: 4 options, median of {args.questions}")  # fmt: skip
+          f"x {args.repeat} (fastest), loglik question: 4 options, fastest of {args.questions}")  # fmt: skip
     print(
-        f"{'build':<10} {'CPU kernels':<22} {'prompt tok/s':>13} {'loglik s/question':>18} {'load at start':>14}"
+        f"{'build':<10} {'CPU module loaded':<26} {'prompt tok/s':>13} {'loglik s/question':>18} {'load at start':>14}"
     )
     for build, r in results.items():
+        loaded = ",".join(r["modules"]) or r["variant"]
         print(
-            f"{build:<10} {r['variant']:<22} {r['prompt_tps']:>13.1f} {r['question_s']:>18.2f} {r['load']:>14.1f}"
+            f"{build:<10} {loaded:<26} {r['prompt_tps']:>13.1f} {r['question_s']:>18.2f} {r['load']:>14.1f}"
         )
+    for build, r in results.items():
+        scores = ", ".join(f"{k} {v:.3f}" for k, v in r["answer"]["scores"].items())
+        print(f"{build}: loglik pick {r['answer']['pick']!r} ({scores}); greedy reply {r['greedy']!r}")
     if not {"portable", "dispatch"} <= results.keys():
         return
     p, d = results["portable"], results["dispatch"]
+    gap = max(abs(d["answer"]["scores"][k] - v) for k, v in p["answer"]["scores"].items())
+    same = p["answer"]["pick"] == d["answer"]["pick"] and p["greedy"] == d["greedy"]
+    print(f"same answers: {'yes' if same else 'NO'} (loglik pick and greedy reply); "
+          f"largest loglik score difference {gap:.4f} nats")  # fmt: skip
     print(f"dispatch / portable: prompt tokens/s x{d['prompt_tps'] / p['prompt_tps']:.2f}, "
           f"loglik question time x{d['question_s'] / p['question_s']:.2f} "
           f"(speed-up x{p['question_s'] / d['question_s']:.2f})")  # fmt: skip
