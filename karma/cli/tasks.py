@@ -310,7 +310,8 @@ def _recompute(run_dir: Path) -> None:
 
 
 def report_task_runs(run_dirs: list[Path], out: Path | None, recompute: bool) -> bool:
-    """``karma report`` for task runs; False (nothing done) when none of ``run_dirs`` is a task run."""
+    """``karma report`` for task runs, alone or beside Karma-MV runs (side by side); False (nothing
+    done) when none of ``run_dirs`` is a task run."""
     from karma.core.errors import InputError
     from karma.tasks.report import write_task_report
     from karma.tasks.runner import is_task_run
@@ -318,11 +319,23 @@ def report_task_runs(run_dirs: list[Path], out: Path | None, recompute: bool) ->
     flags = [is_task_run(d) for d in run_dirs]
     if not any(flags):
         return False
-    if not all(flags):
-        raise InputError("karma report: give either Karma-MV runs or task runs, not both in one report")
-    for run_dir in run_dirs:
+    for run_dir, is_task in zip(run_dirs, flags, strict=True):
+        if not is_task:  # a Karma-MV run beside task runs: the side-by-side report
+            from karma.eval import RunDir, finalize
+
+            run = RunDir(run_dir)
+            if not run.exists():
+                raise InputError(f"{run_dir} is not a karma run directory (no config.json)")
+            if recompute or not run.results_path.exists():
+                finalize(run)
+            continue
         kind = json.loads((run_dir / "config.json").read_text()).get("task", {}).get("kind")
         if kind != "open" and (recompute or not (run_dir / "results.json").exists()):
             _recompute(run_dir)
-    typer.echo(str(write_task_report(run_dirs, out)))
+    if all(flags):
+        typer.echo(str(write_task_report(run_dirs, out)))
+    else:
+        from karma.eval.side_by_side import write_side_by_side
+
+        typer.echo(str(write_side_by_side(run_dirs, out)))
     return True
