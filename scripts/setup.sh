@@ -21,7 +21,7 @@ echo "[setup] creating/updating $VENV" >&2
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 "${PIP[@]}" install -q --upgrade pip setuptools wheel
 echo "[setup] installing karma and its dependencies (first run downloads torch: several minutes)" >&2
-"${PIP[@]}" install -q -e ".[dev,ray,inspect]"
+"${PIP[@]}" install -q -e ".[dev,ray,inspect,av-metrics]"
 # llama-cpp-python: built from source once, then served from pip's wheel cache.
 if ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server" 2>/dev/null; then
   echo "[setup] building llama-cpp-python (about 4 minutes on 2 cores, cached afterwards)" >&2

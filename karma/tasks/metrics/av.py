@@ -18,25 +18,45 @@ follows that protocol's reference definition (read in the reference code, not co
   F-score with beta^2 = 0.3: precision and recall per image at 255 thresholds in [0, 1), averaged
   over images whose GT is not all black, maximum over thresholds (AVAgent calls it "F1");
 * separation as in Sound-of-Pixels: SDR / SIR / SAR from ``mir_eval.separation.bss_eval_sources``.
+
+scikit-learn and mir-eval are the optional extra ``av-metrics`` (``pip install -e ".[av-metrics]"``):
+nothing else in karma needs them, so they are imported by the metric that uses them, and a missing one
+is a :class:`~karma.core.errors.MissingExtraError` naming the extra, never a bare ImportError.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+
+from karma.core.errors import MissingExtraError
 
 SLAVC_CIOU_THRESHOLD = 0.5
 SLAVC_PRECISION_TAU = -1000.0
 SLAVC_F1_TAU = 0.5
 AVSBENCH_BETA2 = 0.3
 AVSBENCH_THRESHOLDS = 255
+EXTRA = "av-metrics"
+"""The pip extra that installs scikit-learn and mir-eval (pyproject.toml)."""
+
+
+def _optional(module: str, package: str) -> Any:
+    """``module`` of the optional ``package``, or a MissingExtraError saying how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"karma.tasks.metrics.av needs {package} (module {module}), not installed: "
+            f'pip install -e ".[{EXTRA}]"'
+        ) from exc
 
 
 def top1_accuracy(predicted: Sequence[object], gold: Sequence[object]) -> float:
     """Share of exact label matches (``sklearn.metrics.accuracy_score``)."""
-    from sklearn.metrics import accuracy_score
-
+    accuracy_score = _optional("sklearn.metrics", "scikit-learn").accuracy_score
     if len(predicted) != len(gold):
         raise ValueError(f"{len(predicted)} predictions for {len(gold)} labels")
     return float(accuracy_score(list(gold), list(predicted)))
@@ -86,8 +106,7 @@ def slavc_ap(
 
 def slavc_auc(n_boxes: Sequence[int], cious: Sequence[float]) -> float:
     """Area under "share of sounding frames with cIoU >= t" for t = 0, 0.05, ..., 1 (sklearn auc)."""
-    from sklearn.metrics import auc
-
+    auc = _optional("sklearn.metrics", "scikit-learn").auc
     visible = np.asarray([c for b, c in zip(n_boxes, cious, strict=True) if b > 0])
     thresholds = [0.05 * i for i in range(21)]
     return float(auc(thresholds, [float(np.mean(visible >= t)) for t in thresholds]))
@@ -161,8 +180,7 @@ def separation_metrics(references: np.ndarray, estimates: np.ndarray) -> dict[st
     """SDR / SIR / SAR per source (sources x samples) from ``mir_eval.separation.bss_eval_sources``."""
     import warnings
 
-    from mir_eval.separation import bss_eval_sources
-
+    bss_eval_sources = _optional("mir_eval.separation", "mir-eval").bss_eval_sources
     with warnings.catch_warnings():
         # mir_eval 0.8 marks bss_eval_sources deprecated (for 0.9); it is the Sound-of-Pixels
         # convention AVAgent follows, so it is kept with mir-eval pinned at 0.8.2.
