@@ -1,8 +1,9 @@
 """The llama.cpp build scripts/setup.sh installs loads a CPU backend that this CPU can run, and the best
 one it has (pipelines/backends/ggml_cpu.py).
 
-With the dispatch build (the default) every x86 CPU module is installed; the one picked must need
-only instructions this CPU has (from /proc/cpuinfo) and be the highest level among those; a fresh
+With the dispatch build (scripts/build_llama_wheel.sh: x64, haswell, skylakex, icelake and zen4 by
+default, ggml's whole list with KARMA_LLAMA_CPU_VARIANTS=all) one module per x86 level is installed;
+the one picked must need only instructions this CPU has (from /proc/cpuinfo) and be the highest level among those; a fresh
 process (no GGML_BACKEND_PATH yet) then loads SmolLM2 and answers. With a portable build
 (KARMA_LLAMA_BUILD=portable) there are no modules and nothing is changed.
 """
