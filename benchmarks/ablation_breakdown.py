@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def true_fact_rank(fact_ids: list[str], causes: list[str], effect: str) -> int | None:

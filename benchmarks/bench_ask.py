@@ -61,7 +61,6 @@ def main() -> None:
         warm_cli = [cli_run(extra, cache) for _ in range(args.runs)]
         warm_cli_s = statistics.median(t for t, _ in warm_cli)
 
-        sys.path.insert(0, str(REPO))
         os.environ["KARMA_CACHE_DIR"] = str(cache)
         from pipelines.ask import AskConfig, AskSession
 
@@ -78,7 +77,7 @@ def main() -> None:
         session.close()
     warm_in_s = statistics.median(t for t, _ in warm_in)
 
-    from benchmarks.machine import describe_machine
+    from machine import describe_machine
 
     print(f"karma ask latency on the embedded default (retriever {args.retriever})")
     print(f"  machine: {describe_machine()}")

@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.backends import ChatMessage, ChatRequest, Completion, get_backend
 from pipelines.backends.llamacpp_server import LlamaServer

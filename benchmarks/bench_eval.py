@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _run(
@@ -148,7 +146,7 @@ def main() -> None:
         concurrent = statistics.median(rates["concurrent"])
         print(f"{label:<28}{sequential:>15.3f}{concurrent:>18.3f}{concurrent / sequential:>7.2f}x")
     print("goal: concurrent / sequential >= 3x")
-    from benchmarks.machine import describe_machine
+    from machine import describe_machine
 
     print(f"machine: {describe_machine()}")
 

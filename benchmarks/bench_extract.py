@@ -32,11 +32,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import numpy as np
+from machine import describe_machine
 
-from benchmarks.machine import describe_machine
 from karma.core.music import PITCH_CLASSES
 from karma.core.records import SceneFeatures
 from karma.synth.media import MediaOptions, ScenePlan, render_scenes

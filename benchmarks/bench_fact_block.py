@@ -21,12 +21,9 @@ import os
 import platform
 import re
 import statistics
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 GOAL_TOKENS_PER_FACT = 20.0
 FACT_LINE = re.compile(r"^\d+\. ")

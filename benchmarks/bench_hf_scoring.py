@@ -14,13 +14,10 @@ SmolLM2-135M converted from the packaged GGUF; ``--model`` a transformers folder
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def main() -> None:

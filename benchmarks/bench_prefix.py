@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _run(data: Path, out: Path, backend, limit: int | None, k: int, mode: str) -> tuple[float, dict]:
@@ -61,7 +59,8 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from benchmarks.machine import describe_machine
+    from machine import describe_machine
+
     from pipelines.backends import get_backend
 
     print(f"machine: {describe_machine()}")

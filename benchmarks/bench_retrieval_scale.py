@@ -40,17 +40,12 @@ import argparse
 import gc
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-import graphrag_synth  # noqa: E402
-from machine import describe_machine  # noqa: E402
+import graphrag_synth  # benchmarks/graphrag_synth.py, beside this script
+from machine import describe_machine
 
 BUILD_GOAL = 10.0
 LATENCY_GOAL = 20.0

@@ -30,8 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 REPO = Path(__file__).resolve().parents[1]
 GOAL = 2.0
 BUSY_LOOP = (

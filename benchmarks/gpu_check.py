@@ -54,8 +54,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -63,7 +61,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from pipelines.tiny_models import tiny_transition, tower_calls  # noqa: E402 (after the path and env)
+from pipelines.tiny_models import tiny_transition, tower_calls  # noqa: E402 (after the env)
 
 CHECKS = (
     "llm_cpu_vs_cuda_greedy",
