@@ -1,7 +1,8 @@
 """The PNG plots of karma's reports, drawn so that the picture says what the tables say.
 
 One module for every report figure (a Karma-MV run's accuracy and graph effect, the comparison of
-several runs, a task run's accuracy per category and arm) because the rules that keep such a figure
+several runs, a task run's accuracy per category and arm, runs of different tasks side by side:
+``karma.eval.side_by_side``) because the rules that keep such a figure
 honest are the same for all of them, and a reader compares the figures side by side:
 
 * percent on every axis: accuracy in %, an effect in percentage points, never fractions;
