@@ -1,19 +1,39 @@
 """The options of ``karma ask``, declared once as ``Annotated`` types (as karma eval's in
-:mod:`karma.cli.eval_options`), so :func:`karma.cli.ask.ask` reads as its parameter list."""
+:mod:`karma.cli.eval_options`), so :func:`karma.cli.ask.ask` reads as its parameter list; the options
+ask shares with other commands come from :mod:`karma.cli.options`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from karma.cli.options import (
-    BACKEND_OPT_HELP,
-    MODEL_HELP,
-    backend_help,
-    retriever_help,
+    AnswerModeOpt,
+    AsJsonOpt,
+    BackendOpt,
+    BackendOptOpt,
+    BudgetTokensOpt,
+    ConceptFactsOpt,
+    ConstrainChoicesOpt,
+    FactLinksOpt,
+    FormatOpt,
+    KOpt,
+    ModelOpt,
+    PipelineOpt,
+    RetrieverOpt,
+    ScorePickOpt,
+    TemplateOpt,
+    TransitionOpt,
+    old_spelling,
 )
+
+__all__ = [
+    "AnswerModeOpt", "AsJsonOpt", "BackendOpt", "BackendOptOpt", "BudgetTokensOpt", "ConceptFactsOpt",
+    "ConstrainChoicesOpt", "FactLinksOpt", "FormatOpt", "KOpt", "ModelOpt", "PipelineOpt", "RetrieverOpt",
+    "ScorePickOpt", "TemplateOpt", "TransitionOpt",
+]  # fmt: skip
 
 QuestionOpt = Annotated[
     str | None,
@@ -33,9 +53,6 @@ QuestionIndexOpt = Annotated[
 ]
 QaOpt = Annotated[
     Path | None, typer.Option("--qa", help="QA file (<video>_qa.json). Default: data/sample's first video.")
-]
-TransitionOpt = Annotated[
-    int, typer.Option("--transition", "-t", help="Transition index in the QA file (0-based).")
 ]
 OptionOpt = Annotated[
     list[str] | None,
@@ -62,11 +79,6 @@ FeaturesOpt = Annotated[
 ClipsOpt = Annotated[
     Path | None, typer.Option("--clips", help="Clip folder <clips>/<video_id>/scene_NNN.mp4 (VLM).")
 ]
-PipelineOpt = Annotated[
-    str, typer.Option("--pipeline", help="llm (features as text) or vlm (clips as video).")
-]
-CkgOpt = Annotated[str, typer.Option("--ckg", help="Causal-knowledge block: on, or off (the ablation).")]
-NoCkgOpt = Annotated[bool, typer.Option("--no-ckg", hidden=True, help="Deprecated: --ckg off.")]
 GraphOpt = Annotated[
     Path | None,
     typer.Option(
@@ -80,58 +92,17 @@ MinSupportOpt = Annotated[
         help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
     ),
 ]
-RetrieverOpt = Annotated[str, typer.Option("--retriever", help=retriever_help())]
-KOpt = Annotated[int, typer.Option("--k", help="Facts to retrieve.")]
-BudgetTokensOpt = Annotated[int, typer.Option("--budget-tokens", help="Token budget of the graph block.")]
-BackendOpt = Annotated[str, typer.Option("--backend", "-b", help=backend_help())]
-BackendOptOpt = Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)]
-BackendOptionOpt = Annotated[
-    list[str] | None, typer.Option("--backend-option", "-o", hidden=True, help="Deprecated: --backend-opt.")
-]
-TemplateOpt = Annotated[str | None, typer.Option("--template", help="Prompt template name or YAML path.")]
 MaxTokensOpt = Annotated[
     int, typer.Option("--max-tokens", help="Output budget (the same with and without the graph).")
 ]
-ConstrainChoicesOpt = Annotated[
-    bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
+CkgOpt = Annotated[
+    Literal["on", "off"], typer.Option("--ckg", help="Causal-knowledge block: on, or off (the ablation).")
 ]
-ConstrainedOpt = Annotated[
-    bool, typer.Option("--constrained/--free", hidden=True, help="Deprecated: --constrain-choices.")
-]
-AnswerModeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--answer-mode",
-        help="generate (parse the reply), letter (score each letter) or loglik (score each option's text). "
-        "Default, as karma eval: loglik, the mode that reads the facts best with the default model "
-        "(docs/evaluation.md); generate with --constrain-choices or --backend openai.",
-    ),
-]
-ScorePickOpt = Annotated[
-    str,
-    typer.Option(
-        "--score-pick",
-        help="Scored modes: acc_norm (per character), acc (sum) or mutual_info (minus the option's "
-        "log-likelihood without the question).",
-    ),
-]
-FactLinksOpt = Annotated[
-    str,
-    typer.Option(
-        "--fact-links",
-        help="none (plain fact lines) or options (each fact line names the option it speaks of).",
-    ),
-]
-ConceptFactsOpt = Annotated[
-    bool,
-    typer.Option(
-        "--concept-facts",
-        help="Show concept links ('tempo decreases is a tempo') as facts (skipped by default).",
-    ),
-]
+NoCkgOpt = Annotated[bool, old_spelling("--no-ckg", new="--ckg off")]
+BackendOptionOpt = Annotated[list[str] | None, old_spelling("--backend-option", "-o", new="--backend-opt")]
+ConstrainedOpt = Annotated[bool, old_spelling("--constrained/--free", new="--constrain-choices")]
 PredictiveAudioOpt = Annotated[
-    str,
+    Literal["silence", "remove"],
     typer.Option(
         "--predictive-audio", help="VLM, predictive questions: silence or remove the current clip's audio."
     ),
@@ -139,5 +110,3 @@ PredictiveAudioOpt = Annotated[
 ShowPromptOpt = Annotated[
     bool, typer.Option("--show-prompt", help="Print the full prompt sent to the model.")
 ]
-FmtOpt = Annotated[str, typer.Option("--format", help="Output: text, or json (one JSON object).")]
-AsJsonOpt = Annotated[bool, typer.Option("--json", hidden=True, help="Deprecated: --format json.")]

@@ -6,17 +6,33 @@ Only parsing and delegation: the work lives in ``graph.extract.qa_clips``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
+
+from karma.cli.options import (
+    EXTRACT,
+    AnalysisHeightOpt,
+    SampleRateOpt,
+    TaggerOpt,
+    WorkersOpt,
+    old_spelling,
+)
+
+VideoDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--video-dir",
+        help="Folder of raw videos named <video_id>.mp4 (or .mkv, .webm, ...; case-insensitive). Required.",
+    ),
+]
+OldVideosOpt = Annotated[Path | None, old_spelling("--videos", new="--video-dir")]
 
 
 def clips(
     qa: Path = typer.Option(..., "--qa", help="A <video_id>_qa.json file, or a folder searched for them."),
-    videos: Path = typer.Option(
-        ...,
-        "--videos",
-        help="Folder of raw videos named <video_id>.mp4 (or .mkv, .webm, ...; case-insensitive).",
-    ),
+    video_dir: VideoDirOpt = None,
+    videos: OldVideosOpt = None,
     out: Path = typer.Option(
         ...,
         "--out",
@@ -24,14 +40,10 @@ def clips(
         "<video_id>_clips.json, a copy of each QA file, clips_errors.jsonl.",
     ),
     force: bool = typer.Option(False, "--force", help="Redo videos already cut."),
-    workers: int = typer.Option(1, "--workers", "-j", help="Videos cut in parallel (0 = all cores)."),
-    sample_rate: float = typer.Option(4.0, "--sample-rate", help="Visual samples (frame pairs) per second."),
-    analysis_height: int = typer.Option(
-        180, "--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."
-    ),
-    tagger: list[str] = typer.Option(
-        [], "--tagger", help="Optional learned tagger KIND:PATH (see karma extract)."
-    ),
+    workers: WorkersOpt = 1,
+    sample_rate: SampleRateOpt = EXTRACT.sample_rate_hz,
+    analysis_height: AnalysisHeightOpt = EXTRACT.analysis_height,
+    tagger: TaggerOpt = None,
 ) -> None:
     """Cut every scene the QA files name at exactly its start/end time, named as the QA files name it,
     and extract its features over the same frames.
@@ -45,8 +57,13 @@ def clips(
     from graph.extract.qa_clips import ERRORS_FILE, QaClipsOutcome, cut_qa_clips
     from karma.cli.console import stderr_console
 
+    source = video_dir or videos
+    if source is None:
+        raise typer.BadParameter("give the folder of raw videos with --video-dir", param_hint="--video-dir")
     console = stderr_console()
-    options = ExtractOptions(sample_rate_hz=sample_rate, analysis_height=analysis_height, taggers=tagger)
+    options = ExtractOptions(
+        sample_rate_hz=sample_rate, analysis_height=analysis_height, taggers=tagger or []
+    )
 
     def report(outcome: QaClipsOutcome) -> None:
         if outcome.status == "error":
@@ -58,7 +75,7 @@ def clips(
         for problem in outcome.problems:
             console.print(f"  [yellow]warning[/yellow] {problem}")
 
-    outcomes = cut_qa_clips(qa, videos, out, options, force=force, workers=workers, report=report)
+    outcomes = cut_qa_clips(qa, source, out, options, force=force, workers=workers, report=report)
     failed = sum(o.status == "error" for o in outcomes)
     console.print(
         f"videos: {len(outcomes) - failed} ok ({sum(o.status == 'skipped' for o in outcomes)} already done), "

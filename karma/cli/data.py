@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 import typer
 
+from karma.cli.options import AsJsonOpt, FormatOpt, LenientOpt, TaskOptOpt
 from karma.core.errors import InputError
 
 app = typer.Typer(no_args_is_help=True)
@@ -16,21 +18,14 @@ app = typer.Typer(no_args_is_help=True)
 @app.command("validate")
 def validate(
     path: Path = typer.Argument(..., help="A *_qa.json / *_causal_features.json file, or a folder of them."),
-    lenient: bool = typer.Option(
-        False, "--lenient", help="Keep every valid question, report the rest, exit 0 unless nothing is valid."
-    ),
+    lenient: LenientOpt = False,
     show_inferred: bool = typer.Option(
         False, "--show-inferred", help="Also list what the loader inferred from older layouts."
     ),
     task: str | None = typer.Option(
         None, "--task", help="Validate another registered task's files (see docs/tasks.md)."
     ),
-    task_opt: list[str] | None = typer.Option(
-        None,
-        "--task-opt",
-        "-T",
-        help="An option of the task itself, KEY=VALUE (repeatable; `karma tasks show NAME` lists them).",
-    ),
+    task_opt: TaskOptOpt = None,
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.
 
@@ -86,10 +81,9 @@ def _first_error(dataset) -> str:  # type: ignore[no-untyped-def]
 @app.command("stats")
 def stats(
     path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
-    lenient: bool = typer.Option(
-        True, "--lenient/--strict", help="Skip invalid questions (default) or fail."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+    lenient: LenientOpt = True,
+    fmt: FormatOpt = "text",
+    as_json: AsJsonOpt = False,
 ) -> None:
     """Videos, transitions, questions per type, answer letters, and answer-bias baselines.
 
@@ -122,7 +116,7 @@ def stats(
             file=sys.stderr,
         )
     result = dataset_stats(dataset)
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(result.model_dump_json(indent=2))
         return
     rejected = dataset.questions_seen - dataset.questions_kept
@@ -159,22 +153,17 @@ def stats(
 def export(
     path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
     out: Path = typer.Option(..., "--out", help="File to write (e.g. karma_mv.parquet or karma_mv.jsonl)."),
-    fmt: str = typer.Option("parquet", "--format", help="parquet or jsonl."),
-    lenient: bool = typer.Option(
-        True, "--lenient/--strict", help="Skip invalid questions (default, reported) or fail."
-    ),
+    fmt: Literal["parquet", "jsonl"] = typer.Option("parquet", "--format", help="parquet or jsonl."),
+    lenient: LenientOpt = True,
 ) -> None:
     """One flat row per question (video, transition and question ids, type, question, options,
     answer, explanation, scene names and times) for pandas or `datasets.load_dataset`.
 
     The rows are the questions karma's loader keeps, each once; columns: docs/real-data.md.
     """
-    from karma.core.errors import InputError
     from karma.data import load_dataset
-    from karma.data.export import EXPORT_FORMATS, export_questions
+    from karma.data.export import export_questions
 
-    if fmt not in EXPORT_FORMATS:
-        raise InputError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
     dataset = load_dataset(path, lenient=lenient, features_required=False)
     n = export_questions(dataset, out, fmt)  # type: ignore[arg-type]
     skipped = dataset.questions_seen - dataset.questions_kept

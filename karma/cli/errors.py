@@ -146,7 +146,9 @@ class KarmaGroup(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":
                 exc.show()  # bare group: its help, as before
             else:
-                print(f"error: {_one_line(exc.format_message())}", file=sys.stderr)
+                # typer's choice check words its reason as a pydantic-style "Value error, ...": noise
+                message = exc.format_message().replace("Value error, ", "")
+                print(f"error: {_one_line(message)}", file=sys.stderr)
                 if exc.ctx is not None:
                     print(f"(see `{exc.ctx.command_path} --help`)", file=sys.stderr)
             sys.exit(exc.exit_code)

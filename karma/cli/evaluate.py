@@ -11,13 +11,13 @@ import typer
 from karma.cli import eval_options as opt
 from karma.cli import tasks as task_cli
 from karma.cli.options import (
+    EVAL,
     DeviceOpt,
     RayAddressOpt,
     RetrieverOptionsOpt,
     backend_options,
     retriever_options,
 )
-from pipelines.assembly import GENERATION_DEFAULTS as GEN
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -29,47 +29,47 @@ def _split(values: list[str] | None) -> list[str] | None:
 def eval_command(
     data: opt.DataOpt,
     out: opt.OutOpt,
-    lenient: opt.LenientOpt = False,
-    pipeline: opt.PipelineOpt = "llm",
-    backend: opt.BackendOpt = "llamacpp",
+    lenient: opt.LenientOpt = EVAL.lenient,
+    pipeline: opt.PipelineOpt = EVAL.pipeline,
+    backend: opt.BackendOpt = EVAL.backend,
     backend_opt: opt.BackendOptOpt = None,
     model: opt.ModelOpt = None,
     ckg: opt.CkgOpt = "both",
-    retriever: opt.RetrieverOpt = "hybrid",
+    retriever: opt.RetrieverOpt = EVAL.retriever,
     retriever_opt: RetrieverOptionsOpt = None,
     device: DeviceOpt = None,
-    k: opt.KOpt = GEN.k,
-    budget_tokens: opt.BudgetTokensOpt = GEN.budget_tokens,
+    k: opt.KOpt = EVAL.k,
+    budget_tokens: opt.BudgetTokensOpt = EVAL.budget_tokens,
     types: opt.TypesOpt = None,
     videos: opt.VideosOpt = None,
     limit: opt.LimitOpt = None,
     limit_order: opt.LimitOrderOpt = None,
-    folds: opt.FoldsOpt = 5,
+    folds: opt.FoldsOpt = EVAL.folds,
     whole_corpus_graph: opt.WholeCorpusGraphOpt = False,
     graph: opt.GraphOpt = None,
-    fold_seed: opt.FoldSeedOpt = 0,
+    fold_seed: opt.FoldSeedOpt = EVAL.fold_seed,
     clips: opt.ClipsOpt = None,
     template: opt.TemplateOpt = None,
     max_tokens: opt.MaxTokensOpt = None,
-    temperature: opt.TemperatureOpt = GEN.temperature,
-    seed: opt.SeedOpt = GEN.seed,
-    constrain_choices: opt.ConstrainChoicesOpt = False,
+    temperature: opt.TemperatureOpt = EVAL.temperature,
+    seed: opt.SeedOpt = EVAL.seed,
+    constrain_choices: opt.ConstrainChoicesOpt = EVAL.constrain_choices,
     answer_mode: opt.AnswerModeOpt = None,
-    score_pick: opt.ScorePickOpt = GEN.score_pick,
-    fact_links: opt.FactLinksOpt = GEN.fact_links,
-    concept_facts: opt.ConceptFactsOpt = GEN.concept_facts,
-    log_prompts: opt.LogPromptsOpt = False,
+    score_pick: opt.ScorePickOpt = EVAL.score_pick,
+    fact_links: opt.FactLinksOpt = EVAL.fact_links,
+    concept_facts: opt.ConceptFactsOpt = EVAL.concept_facts,
+    log_prompts: opt.LogPromptsOpt = EVAL.log_prompts,
     batch_size: opt.BatchSizeOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
     cache: opt.CacheOpt = None,
     no_cache: opt.NoCacheOpt = False,
-    bootstrap_resamples: opt.BootstrapResamplesOpt = 2000,
+    bootstrap_resamples: opt.BootstrapResamplesOpt = EVAL.bootstrap_resamples,
     report_too: opt.ReportTooOpt = False,
     progress: opt.ProgressOpt = True,
     preset: opt.PresetOpt = None,
-    max_error_rate: opt.MaxErrorRateOpt = 0.2,
-    allow_empty_graph: opt.AllowEmptyGraphOpt = False,
-    audio_parts: opt.AudioPartsOpt = "wav",
+    max_error_rate: opt.MaxErrorRateOpt = EVAL.max_error_rate,
+    allow_empty_graph: opt.AllowEmptyGraphOpt = EVAL.allow_empty_graph,
+    audio_parts: opt.AudioPartsOpt = EVAL.audio_parts,
     allow_backend_errors: opt.AllowBackendErrorsOpt = False,
     shard: opt.ShardOpt = None,
     executor: opt.ExecutorOpt = "local",
@@ -107,7 +107,7 @@ def _eval_task(p: dict[str, Any]) -> None:
         bootstrap_resamples=p["bootstrap_resamples"], batch_size=p["batch_size"], concurrency=p["concurrency"],
         max_error_rate=p["max_error_rate"], allow_backend_errors=p["allow_backend_errors"],
         report_too=p["report_too"], progress=p["progress"], answer_mode=p["answer_mode"] or "generate",
-        executor=p["executor"],
+        executor=p["executor"], no_cache=p["no_cache"], cache=p["cache"],
     )  # fmt: skip
 
 
@@ -123,12 +123,6 @@ def _eval_config(p: dict[str, Any]) -> Any:
     from karma.core.shard import ShardSpec
     from karma.eval import EvalConfig, arms_from_ckg
 
-    if p["executor"] not in ("local", "ray"):
-        raise typer.BadParameter(f"--executor must be local or ray, got {p['executor']!r}")
-    if p["limit_order"] is not None and p["limit_order"] not in ("spread", "first"):
-        raise typer.BadParameter(
-            f"choose spread or first, got {p['limit_order']!r}", param_hint="--limit-order"
-        )
     p["answer_mode"] = command_answer_mode(
         p["answer_mode"], p["backend"], constrained=p["constrain_choices"], preset=p["preset"]
     )

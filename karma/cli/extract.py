@@ -5,20 +5,28 @@ Only parsing and delegation: the work lives in ``graph.extract``.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
-from karma.cli.options import RayAddressOpt
+from karma.cli.options import (
+    EXTRACT,
+    AnalysisHeightOpt,
+    ExecutorOpt,
+    ProgressOpt,
+    RayAddressOpt,
+    SampleRateOpt,
+    ShardOpt,
+    ShardsOpt,
+    TaggerOpt,
+    WorkersOpt,
+    old_spelling,
+)
 from karma.core.errors import InputError
 
-
-class ClipMode(StrEnum):
-    reencode = "reencode"
-    none = "none"
-
+ClipMode = Literal["reencode", "none"]
+"""``ExtractOptions.clips`` (tests/karma/test_cli_vocabulary.py holds them equal)."""
 
 VideoArg = Annotated[Path, typer.Argument(help="A video file, or a folder searched recursively for videos.")]
 OutOpt = Annotated[
@@ -29,54 +37,23 @@ OutOpt = Annotated[
         "clips/<id>/scene_NNN.mp4, extract_errors.jsonl.",
     ),
 ]
-WorkersOpt = Annotated[
-    int, typer.Option("--workers", "-j", help="Videos processed in parallel (0 = all cores).")
-]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Redo videos whose feature file already exists.")]
-ThresholdOpt = Annotated[
-    float, typer.Option("--threshold", help="ContentDetector cut threshold (HSV change).")
+CutThresholdOpt = Annotated[
+    float, typer.Option("--cut-threshold", help="ContentDetector cut threshold (HSV change).")
 ]
+OldThresholdOpt = Annotated[float | None, old_spelling("--threshold", new="--cut-threshold")]
 MinSceneOpt = Annotated[float, typer.Option("--min-scene-seconds", help="Shortest scene kept, seconds.")]
-SampleRateOpt = Annotated[
-    float, typer.Option("--sample-rate", help="Visual samples (frame pairs) per second of video.")
-]
 FramesPerSceneOpt = Annotated[
     int | None,
     typer.Option(
         "--frames-per-scene", help="Sample this many frame pairs per scene instead of --sample-rate."
     ),
 ]
-AnalysisHeightOpt = Annotated[
-    int,
-    typer.Option("--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."),
-]
-ClipsOpt = Annotated[
+ClipModeOpt = Annotated[
     ClipMode,
-    typer.Option("--clips", help="reencode: frame-accurate scene_NNN.mp4 clips; none: skip clips."),
+    typer.Option("--clip-mode", help="reencode: frame-accurate scene_NNN.mp4 clips; none: skip clips."),
 ]
-TaggerOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--tagger",
-        help="Optional learned tagger KIND:PATH (objects:yolo.pt, action:<hf video model dir>, "
-        "moods:<hf audio model dir>); repeatable. Without taggers the tagged keys are listed "
-        "under Not_Computed.",
-    ),
-]
-ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")]
-ShardOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--shard",
-        help="I/N: extract only the videos of shard I of N (from 0) and write OUT/extract_shard-I-of-N.json; "
-        "join shards with `karma merge extract`.",
-    ),
-]
-ExecutorOpt = Annotated[
-    str,
-    typer.Option("--executor", help="local (a process pool here) or ray (shards as tasks on a Ray cluster)."),
-]
-ShardsOpt = Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards/tasks.")]
+OldClipsOpt = Annotated[ClipMode | None, old_spelling("--clips", new="--clip-mode")]
 
 
 def extract(
@@ -84,12 +61,14 @@ def extract(
     out: OutOpt,
     workers: WorkersOpt = 0,
     force: ForceOpt = False,
-    threshold: ThresholdOpt = 27.0,
-    min_scene_seconds: MinSceneOpt = 0.6,
-    sample_rate: SampleRateOpt = 4.0,
+    cut_threshold: CutThresholdOpt = EXTRACT.threshold,
+    threshold: OldThresholdOpt = None,
+    min_scene_seconds: MinSceneOpt = EXTRACT.min_scene_seconds,
+    sample_rate: SampleRateOpt = EXTRACT.sample_rate_hz,
     frames_per_scene: FramesPerSceneOpt = None,
-    analysis_height: AnalysisHeightOpt = 180,
-    clips: ClipsOpt = ClipMode.reencode,
+    analysis_height: AnalysisHeightOpt = EXTRACT.analysis_height,
+    clip_mode: ClipModeOpt = EXTRACT.clips,
+    clips: OldClipsOpt = None,
     tagger: TaggerOpt = None,
     progress: ProgressOpt = True,
     shard: ShardOpt = None,
@@ -108,12 +87,12 @@ def extract(
 
     try:
         options = ExtractOptions(
-            threshold=threshold,
+            threshold=cut_threshold if threshold is None else threshold,
             min_scene_seconds=min_scene_seconds,
             sample_rate_hz=sample_rate,
             frames_per_scene=frames_per_scene,
             analysis_height=analysis_height,
-            clips=clips.value,
+            clips=clip_mode if clips is None else clips,
             taggers=tagger or [],
         )
         if out.exists() and not out.is_dir():
@@ -123,8 +102,6 @@ def extract(
         raise InputError(f"{exc}") from exc
     if not videos:
         raise InputError(f"no video files under {video_or_dir}")
-    if executor not in ("local", "ray"):
-        raise typer.BadParameter(f"--executor must be local or ray, got {executor!r}")
     if executor == "ray":
         _extract_on_ray(videos, out, options, shards, force, ray_address)
         return

@@ -6,12 +6,12 @@ Only parsing and delegation: the work lives in ``graph`` (builder, stores, io).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from karma.cli import graph_options as go
-from karma.cli.options import DeviceOpt
+from karma.cli.options import BUILD, AsJsonOpt, DeviceOpt, FormatOpt
 from karma.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -55,22 +55,22 @@ def _load(graph_dir: Path) -> CausalGraph:
 def build(
     data: go.DataOpt,
     out: go.OutOpt,
-    exclude_videos: go.ExcludeVideosOpt = "",
+    exclude_videos: go.ExcludeVideosOpt = BUILD.text("exclude_videos"),
     folds: go.FoldsOpt = 0,
     fold: go.FoldOpt = -1,
     fold_seed: go.FoldSeedOpt = 0,
-    min_support: go.MinSupportOpt = 5,
-    min_lift: go.MinLiftOpt = 1.2,
-    min_precedence: go.MinPrecedenceOpt = 0.05,
-    min_precedence_z: go.MinPrecedenceZOpt = 3.0,
-    min_association_z: go.MinAssociationZOpt = 3.0,
-    min_reference_z: go.MinReferenceZOpt = 3.0,
-    states: go.StatesOpt = "action,mode",
-    aggregate: go.AggregateOpt = "action",
+    min_support: go.MinSupportOpt = BUILD.min_support,
+    min_lift: go.MinLiftOpt = BUILD.min_lift,
+    min_precedence: go.MinPrecedenceOpt = BUILD.min_precedence,
+    min_precedence_z: go.MinPrecedenceZOpt = BUILD.min_precedence_z,
+    min_association_z: go.MinAssociationZOpt = BUILD.min_association_z,
+    min_reference_z: go.MinReferenceZOpt = BUILD.min_reference_z,
+    states: go.StatesOpt = BUILD.text("state_variables"),
+    aggregate: go.AggregateOpt = BUILD.text("aggregate_variables"),
     threshold: go.ThresholdOpt = None,
-    threshold_quantile: go.ThresholdQuantileOpt = 0.5,
-    explanations: go.ExplanationsOpt = True,
-    keep_undirected: go.KeepUndirectedOpt = False,
+    threshold_quantile: go.ThresholdQuantileOpt = BUILD.threshold_quantile,
+    explanations: go.ExplanationsOpt = BUILD.use_explanations,
+    keep_undirected: go.KeepUndirectedOpt = BUILD.keep_undirected,
     lenient: go.LenientOpt = False,
 ) -> None:
     """Build the causal knowledge graph from transitions and scene features.
@@ -269,7 +269,8 @@ def score(
         help="Truth file: ground_truth.json (edges) or rules.json (rule-level), both written by `karma synth`.",
     ),
     top: int = typer.Option(20, "--top", help="How many ranked causes edges to list."),
-    as_json: bool = typer.Option(False, "--json", help="Print the full report as JSON."),
+    fmt: FormatOpt = "text",
+    as_json: AsJsonOpt = False,
 ) -> None:
     """Precision and recall of the graph's causes edges against a world's true rules (or edges), and
     what became of the planted non-causal correlations. A rule counts as found when a causes edge
@@ -282,7 +283,7 @@ def score(
         report = score_against_truth(graph, truth)
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(f"{exc}") from exc
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(report.model_dump_json(indent=1))
         return
     console.print(
@@ -317,7 +318,9 @@ def score(
 @app.command("export")
 def export(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
-    fmt: str = typer.Option(..., "--format", help="graphrag | graphml | json"),
+    fmt: Literal["graphrag", "graphml", "json"] = typer.Option(
+        ..., "--format", help="graphrag | graphml | json"
+    ),
     out: Path = typer.Option(..., "--out", help="Folder (graphrag) or file (graphml, json) to write."),
 ) -> None:
     """Export a graph as GraphRAG tables (entities.parquet + relationships.parquet), GraphML or JSON."""
@@ -330,13 +333,9 @@ def export(
     elif fmt == "graphml":
         out.parent.mkdir(parents=True, exist_ok=True)
         _console().print(f"wrote {write_graphml(graph, out)}")
-    elif fmt == "json":
+    else:  # json (typer checked the choice)
         out.parent.mkdir(parents=True, exist_ok=True)
         _console().print(f"wrote {write_json(graph, out)}")
-    else:
-        raise typer.BadParameter(
-            f"unknown format {fmt!r}; use graphrag, graphml or json", param_hint="--format"
-        )
 
 
 @app.command("import")

@@ -8,6 +8,11 @@ from typing import Annotated
 
 import typer
 
+from karma.cli.options import LenientOpt
+
+__all__ = ["LenientOpt"]
+"""Shared with karma data, eval: one spelling, ``--lenient/--strict``."""
+
 DataOpt = Annotated[
     Path,
     typer.Option(
@@ -97,4 +102,3 @@ KeepUndirectedOpt = Annotated[
         "they are listed in build_config['left_out_undirected']).",
     ),
 ]
-LenientOpt = Annotated[bool, typer.Option("--lenient", help="Skip invalid questions instead of failing.")]

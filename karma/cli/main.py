@@ -46,7 +46,12 @@ app.command("synth")(synth.synth)
 app.command("extract")(extract.extract)
 app.command("clips")(clips.clips)
 graph.app.command("push")(neo4j.push)
-app.add_typer(graph.app, name="graph", help="Build, inspect, import/export and push the causal graph.")
+graph.app.command("pull")(neo4j.pull)
+app.add_typer(
+    graph.app,
+    name="graph",
+    help="Build, inspect, import/export, push to and pull from Neo4j the causal graph.",
+)
 app.command("retrieve")(retrieve.retrieve)
 app.command("ask")(ask.ask)
 app.command("eval")(evaluate.eval_command)

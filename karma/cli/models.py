@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from karma.cli.options import AsJsonOpt, FormatOpt
+
 app = typer.Typer(
     no_args_is_help=True,
     help=(
@@ -23,7 +25,8 @@ app = typer.Typer(
 
 @app.command("list")
 def list_models(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the registry as JSON.")] = False,
+    fmt: FormatOpt = "text",
+    as_json: AsJsonOpt = False,
 ) -> None:
     """Every registered model: name, state (installed, unverified, corrupt with the fix, not installed),
     size, licence, source, sha256. Reads each file's size and mtime and its check record only: no
@@ -51,7 +54,7 @@ def list_models(
                 "notes": item.notes,
             }
         )
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(json.dumps(rows, indent=2))
         return
     for row in rows:

@@ -5,13 +5,15 @@ Only parsing and delegation: the work lives in ``graph.neo4j`` (server, push, pu
 
 from __future__ import annotations
 
+import functools
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from karma.cli.errors import print_error
-from karma.cli.options import DeviceOpt
+from karma.cli.options import DatabaseOpt, DeviceOpt, EmbedModelOpt, PasswordOpt, UriOpt, UserOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,11 +28,6 @@ app = typer.Typer(
         "User 'neo4j', password 'karma-neo4j-local' unless NEO4J_PASSWORD is set. See docs/neo4j.md."
     ),
 )
-
-URI_HELP = "Bolt URI of the server [env NEO4J_URI; default: the local server, bolt://127.0.0.1:7687]."
-USER_HELP = "User name [env NEO4J_USER; default neo4j]."
-PASSWORD_HELP = "Password [env NEO4J_PASSWORD; default: the local server's, karma-neo4j-local]."
-DATABASE_HELP = "Database [env NEO4J_DATABASE; default neo4j]."
 
 
 def _console() -> Console:
@@ -109,10 +106,10 @@ def install() -> None:
 
 @app.command("status")
 def status(
-    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
-    user: str | None = typer.Option(None, "--user", help=USER_HELP),
-    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
-    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+    uri: UriOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    database: DatabaseOpt = None,
 ) -> None:
     """The local server's process and install state, and whether the server at --uri answers (exit 3 if not)."""
     from graph.neo4j import KarmaNeo4jError, LocalNeo4j, open_driver, server_version
@@ -144,18 +141,20 @@ def status(
         )
 
 
-@app.command("pull")
 def pull(
     out_arg: Path | None = typer.Argument(None, hidden=True, help="Deprecated: --out."),
     out_opt: Path | None = typer.Option(
         None, "--out", help="Graph folder to write (graph.json, parquet tables, GraphML)."
     ),
-    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
-    user: str | None = typer.Option(None, "--user", help=USER_HELP),
-    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
-    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+    uri: UriOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    database: DatabaseOpt = None,
 ) -> None:
-    """Read the karma graph back out of Neo4j into a graph folder (the inverse of `karma graph push`)."""
+    """Read the karma graph back out of Neo4j into a graph folder (the inverse of `karma graph push`).
+
+    `karma neo4j pull` is the old spelling of this command (hidden, still works).
+    """
     from graph.io import save_graph
     from graph.neo4j import KarmaNeo4jError, open_driver
     from graph.neo4j.pull import pull_graph, read_provenance
@@ -185,10 +184,10 @@ def push(
     graph_dir: Path = typer.Argument(
         ..., help="Graph folder from `karma graph build` (or a graph .json/.graphml)."
     ),
-    uri: str | None = typer.Option(None, "--uri", help=URI_HELP),
-    user: str | None = typer.Option(None, "--user", help=USER_HELP),
-    password: str | None = typer.Option(None, "--password", help=PASSWORD_HELP),
-    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+    uri: UriOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    database: DatabaseOpt = None,
     batch_size: int = typer.Option(
         5000, "--batch-size", min=1, help="Rows per UNWIND ... MERGE transaction."
     ),
@@ -198,9 +197,7 @@ def push(
         help="Also push node and edge vectors (the hybrid index, cached by graph hash) and create Neo4j "
         "vector indexes, for --retriever neo4j-hybrid.",
     ),
-    embed_model: str | None = typer.Option(
-        None, "--embed-model", help="Embedding model for --embeddings (default: packaged MiniLM)."
-    ),
+    embed_model: EmbedModelOpt = None,
     device: DeviceOpt = None,
 ) -> None:
     """Push a graph into Neo4j (idempotent: the database ends up holding exactly this graph).
@@ -259,3 +256,12 @@ def push(
     console.print("Paste these into the Browser (the :param line first):")
     for query in browser_queries(graph):
         console.print(f"\n// {query.title}\n{query.text()}", markup=False)
+
+
+def _old_pull(*args: Any, **kwargs: Any) -> None:
+    if sys.stderr.isatty():  # as karma.cli.options.deprecated: scripts see nothing new
+        typer.echo("note: karma neo4j pull is deprecated; use karma graph pull", err=True)
+    pull(*args, **kwargs)
+
+
+app.command("pull", hidden=True, help="Deprecated: karma graph pull.")(functools.wraps(pull)(_old_pull))

@@ -6,7 +6,8 @@ becomes typer's usage error naming the flag.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import sys
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -33,7 +34,7 @@ DEVICE_HELP = (
     "The embedding model's device: auto (cuda when torch sees a GPU, else cpu), cpu, cuda or cuda:N "
     "(default: $KARMA_EMBED_DEVICE, else auto)."
 )
-"""``--device`` of karma eval, ask, retrieve, graph stats --index and neo4j push."""
+"""``--device`` of karma eval, ask, retrieve, graph stats --index and graph push."""
 
 
 def embed_device_option(value: str | None) -> str | None:
@@ -48,13 +49,177 @@ def embed_device_option(value: str | None) -> str | None:
         raise typer.BadParameter(str(exc), param_hint="--device") from None
 
 
+# -- defaults live in the config models ------------------------------------------------------------
+
+
+class ModelDefault:
+    """The default of one field of a config model, read when click asks for it (a callable default).
+
+    The CLI never writes a default the config model already holds: ``folds: FoldsOpt = EVAL.folds``.
+    The model is imported on first use only (``karma --help`` must not import numpy through
+    ``karma.eval``); ``str()`` is what ``--help`` shows and ``bool()`` what a flag pair shows.
+    """
+
+    def __init__(self, target: str, field: str, *, as_text: bool = False) -> None:
+        self.target = target
+        self.field = field
+        self.as_text = as_text
+        """A list default given to a comma-separated text option as ``a,b``."""
+
+    def value(self) -> Any:
+        import importlib
+
+        module, _, name = self.target.partition(":")
+        model = getattr(importlib.import_module(module), name)
+        value = model.model_fields[self.field].get_default(call_default_factory=True)
+        return ",".join(map(str, value)) if self.as_text and isinstance(value, list) else value
+
+    def __call__(self) -> Any:
+        return self.value()
+
+    def __str__(self) -> str:
+        value = self.value()
+        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value())
+
+    def __repr__(self) -> str:
+        return f"ModelDefault({self.target}.{self.field})"
+
+
+class ModelDefaults:
+    """``EVAL.folds`` -> :class:`ModelDefault` of ``EvalConfig.folds`` (nothing imported yet)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __getattr__(self, field: str) -> ModelDefault:
+        if field.startswith("_"):
+            raise AttributeError(field)
+        return ModelDefault(self.target, field)
+
+    def text(self, field: str) -> ModelDefault:
+        """A list field's default as comma-separated text (``--states action,mode``)."""
+        return ModelDefault(self.target, field, as_text=True)
+
+
+EVAL = ModelDefaults("karma.eval.config:EvalConfig")
+ASK = ModelDefaults("pipelines.ask:AskConfig")
+BUILD = ModelDefaults("graph.ckg.config:BuildConfig")
+EXTRACT = ModelDefaults("graph.extract.options:ExtractOptions")
+MEDIA = ModelDefaults("karma.synth.media:MediaOptions")
+QA_MAKE = ModelDefaults("karma.qa.make:QaMakeConfig")
+VERIFY = ModelDefaults("karma.qa.verify:VerifyConfig")
+PARAPHRASE = ModelDefaults("karma.qa.paraphrase:ParaphraseConfig")
+
+
+# -- old spellings -----------------------------------------------------------------------------------
+
+
+def deprecated(new: str) -> Any:
+    """Callback of a hidden old spelling: it still works (nothing a user typed breaks), and a person at
+    a terminal gets one note on stderr naming ``new``. A script's output stays exactly as it was (no
+    note when stderr is not a terminal: a script that reads stderr must not break either)."""
+
+    def note(ctx: Any, param: Any, value: Any) -> Any:
+        if value in (None, False, [], ()) or getattr(ctx, "resilient_parsing", False):
+            return value
+        if sys.stderr.isatty():
+            old = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+            typer.echo(f"note: {old} is deprecated; use {new}", err=True)
+        return value
+
+    return note
+
+
+def old_spelling(*flags: str, new: str, **kwargs: Any) -> Any:
+    """A hidden option for an old spelling of ``new``: ``Deprecated: NEW.`` in its help, a note when used."""
+    return typer.Option(*flags, hidden=True, help=f"Deprecated: {new}.", callback=deprecated(new), **kwargs)
+
+
+# -- shared options, declared once -------------------------------------------------------------------
+
+OutputFormat = Literal["text", "json"]
+"""``--format`` of the commands that print a result: text for people, json for scripts."""
+FORMAT_HELP = "Output: text, or json (one JSON document)."
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", help=FORMAT_HELP)]
+AsJsonOpt = Annotated[bool, old_spelling("--json", new="--format json")]
+
 DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]
-"""``--device`` as an ``Annotated`` option (karma ask, eval, retrieve, graph stats, neo4j push)."""
+"""``--device`` as an ``Annotated`` option (karma ask, eval, retrieve, graph stats, graph push)."""
 RayAddressOpt = Annotated[
     str | None,
     typer.Option("--ray-address", help="Ray executor: cluster address (default $RAY_ADDRESS or auto)."),
 ]
 """``--ray-address`` of karma eval and extract."""
+Executor = Literal["local", "ray"]
+ExecutorOpt = Annotated[
+    Executor,
+    typer.Option("--executor", help="local (this machine) or ray (the shards on a Ray cluster, --shards)."),
+]
+ShardsOpt = Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards.")]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="I/N: only the videos of shard I of N (from 0); join the N outputs with `karma merge`.",
+    ),
+]
+ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")]
+WorkersOpt = Annotated[
+    int, typer.Option("--workers", "-j", min=0, help="Processes working in parallel (0 = all cores).")
+]
+LenientOpt = Annotated[
+    bool,
+    typer.Option(
+        "--lenient/--strict",
+        help="lenient: keep every valid record and list the rest; strict: refuse data with any error.",
+    ),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed -> identical output).")]
+TransitionOpt = Annotated[
+    int, typer.Option("--transition", "-t", help="Transition index in the QA file (0-based).")
+]
+SampleRateOpt = Annotated[
+    float, typer.Option("--sample-rate", help="Visual samples (frame pairs) per second of video.")
+]
+AnalysisHeightOpt = Annotated[
+    int,
+    typer.Option("--analysis-height", help="Decode frames scaled to this height for analysis (0 = native)."),
+]
+TaggerOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tagger",
+        help="Optional learned tagger KIND:PATH (objects:yolo.pt, action:<hf video model dir>, "
+        "moods:<hf audio model dir>); repeatable. Without taggers the tagged keys are listed "
+        "under Not_Computed.",
+    ),
+]
+MaxErrorRateOpt = Annotated[
+    float,
+    typer.Option(help="Stop when more than this share of requests fail in the backend (1 = never)."),
+]
+EmbedModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
+    ),
+]
+
+URI_HELP = "Bolt URI of the server [env NEO4J_URI; default: the local server, bolt://127.0.0.1:7687]."
+UriOpt = Annotated[str | None, typer.Option("--uri", help=URI_HELP)]
+UserOpt = Annotated[str | None, typer.Option("--user", help="User name [env NEO4J_USER; default neo4j].")]
+PasswordOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--password", help="Password [env NEO4J_PASSWORD; default: the local server's, karma-neo4j-local]."
+    ),
+]
+DatabaseOpt = Annotated[
+    str | None, typer.Option("--database", help="Database [env NEO4J_DATABASE; default neo4j].")
+]
 
 
 def backend_options(values: list[str], flag: str) -> dict[str, Any]:
@@ -122,16 +287,71 @@ BACKEND_OPT_HELP = (
     "Backend option KEY=VALUE (repeatable); VALUE is read as JSON when it parses, else as text. "
     "E.g. --backend-opt base_url=http://127.0.0.1:8080/v1 --backend-opt max_concurrency=8."
 )
-FORMATS = ("text", "json")
 
+BackendOpt = Annotated[str, typer.Option("--backend", "-b", help=backend_help())]
+BackendOptOpt = Annotated[list[str] | None, typer.Option("--backend-opt", help=BACKEND_OPT_HELP)]
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP)]
+RetrieverOpt = Annotated[str, typer.Option("--retriever", help=retriever_help())]
+TemplateOpt = Annotated[str | None, typer.Option("--template", help="Prompt template name or YAML path.")]
 
-def output_format(value: str, as_json_alias: bool = False) -> str:
-    """``--format`` checked (``--json``, a hidden alias, wins when given)."""
-    if as_json_alias:
-        return "json"
-    if value not in FORMATS:
-        raise typer.BadParameter(f"choose one of {', '.join(FORMATS)}, got {value!r}", param_hint="--format")
-    return value
+Pipeline = Literal["llm", "vlm"]
+"""``pipeline`` of ``AskConfig`` and ``EvalConfig`` (tests/karma/test_cli_vocabulary.py holds them equal)."""
+PipelineOpt = Annotated[
+    Pipeline, typer.Option("--pipeline", help="llm (features as text) or vlm (clips as video).")
+]
+ScorePick = Literal["acc_norm", "acc", "mutual_info"]
+FactLinks = Literal["none", "options"]
+KOpt = Annotated[int, typer.Option("--k", min=0, help="Facts retrieved per question.")]
+BudgetTokensOpt = Annotated[
+    int, typer.Option("--budget-tokens", min=0, help="Token budget of the graph block.")
+]
+ConstrainChoicesOpt = Annotated[
+    bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
+]
+AnswerModeOpt = Annotated[
+    Literal["generate", "letter", "loglik"] | None,
+    typer.Option(
+        "--answer-mode",
+        help="generate (parse the reply), letter (score each letter) or loglik (score each option's "
+        "text, acc and acc_norm as lm-evaluation-harness); same in both arms. Default, in ask and eval "
+        "alike: loglik, the mode that reads the facts best with the default model; generate with "
+        "--constrain-choices, --preset or --backend openai.",
+    ),
+]
+ScorePickOpt = Annotated[
+    ScorePick,
+    typer.Option(
+        "--score-pick",
+        help="Scored modes: which pick answers: acc_norm (log-likelihood per character), acc (sum) or "
+        "mutual_info (minus the option's log-likelihood without the question, lm-eval's "
+        "acc_mutual_info); acc and acc_norm are always recorded.",
+    ),
+]
+FactLinksOpt = Annotated[
+    FactLinks,
+    typer.Option(
+        "--fact-links",
+        help="none (plain fact lines) or options (each fact line names the option it speaks of, "
+        "as the graph reader reads the options with the embedding model); graph-on arm only.",
+    ),
+]
+ConceptFactsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--concept-facts",
+        help="Show concept links ('tempo decreases is a tempo') as facts; by default they are skipped "
+        "and the next-ranked facts take their places.",
+    ),
+]
+TaskOptOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--task-opt",
+        "-T",
+        help="An option of the task itself, KEY=VALUE (repeatable), checked against the options the task "
+        "takes (`karma tasks show NAME`; an unknown one is refused), e.g. -T need_images=false.",
+    ),
+]
 
 
 # -- help pages ------------------------------------------------------------------------------------

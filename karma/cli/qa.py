@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from karma.cli.eval_options import BackendOpt, BackendOptOpt, MaxErrorRateOpt
+from karma.cli.options import (
+    PARAPHRASE,
+    QA_MAKE,
+    VERIFY,
+    BackendOpt,
+    BackendOptOpt,
+    MaxErrorRateOpt,
+    SeedOpt,
+)
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -26,9 +34,13 @@ def make(
         "--graph",
         help="Ground every question on this graph (built from other videos); default: one graph per fold.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the question maker (same seed -> identical files)."),
-    folds: int = typer.Option(5, "--folds", min=2, help="Folds by video without --graph (as karma eval)."),
-    fold_seed: int = typer.Option(0, "--fold-seed", help="Seed of the fold assignment (as karma eval)."),
+    seed: SeedOpt = QA_MAKE.seed,
+    folds: int = typer.Option(
+        QA_MAKE.folds, "--folds", min=2, help="Folds by video without --graph (as karma eval)."
+    ),
+    fold_seed: int = typer.Option(
+        QA_MAKE.fold_seed, "--fold-seed", help="Seed of the fold assignment (as karma eval)."
+    ),
     variables: str | None = typer.Option(
         None,
         "--variables",
@@ -36,14 +48,16 @@ def make(
         "default: every measured one. Distractors still come from all.",
     ),
     max_bias: float = typer.Option(
-        0.30,
+        QA_MAKE.max_bias,
         "--max-bias",
         min=0.0,
         max=1.0,
         help="Refuse a set where a no-model baseline beats this accuracy.",
     ),
     allow_bias: bool = typer.Option(
-        False, "--allow-bias", help="Write the set even when a baseline beats --max-bias (recorded)."
+        QA_MAKE.allow_bias,
+        "--allow-bias",
+        help="Write the set even when a baseline beats --max-bias (recorded).",
     ),
 ) -> None:
     """Make evidential, predictive and counterfactual questions from scene features and a graph.
@@ -90,10 +104,10 @@ def make(
 def verify(
     qa_dir: Path = typer.Argument(..., help="A `karma qa make` output folder."),
     out: Path = typer.Option(..., "--out", help="Output folder: verdicts, cache, drops, the kept questions."),
-    backend: BackendOpt = "llamacpp",
+    backend: BackendOpt = VERIFY.backend,
     backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Verify only the first N questions."),
-    max_error_rate: MaxErrorRateOpt = 0.2,
+    max_error_rate: MaxErrorRateOpt = VERIFY.max_error_rate,
 ) -> None:
     """Answer every question from its explanation with a model; drop and list the ones it gets wrong.
 
@@ -129,14 +143,20 @@ def paraphrase(
     out: Path = typer.Option(
         ..., "--out", help="Output folder: verdicts, cache, manifest, the rewritten set."
     ),
-    backend: BackendOpt = "llamacpp",
+    backend: BackendOpt = PARAPHRASE.backend,
     backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Rewrite only the first N questions."),
     max_bias: float = typer.Option(
-        0.30, "--max-bias", min=0.0, max=1.0, help="Refuse a result where a no-model baseline beats this."
+        PARAPHRASE.max_bias,
+        "--max-bias",
+        min=0.0,
+        max=1.0,
+        help="Refuse a result where a no-model baseline beats this.",
     ),
-    allow_bias: bool = typer.Option(False, "--allow-bias", help="Write the result anyway (recorded)."),
-    max_error_rate: MaxErrorRateOpt = 0.2,
+    allow_bias: bool = typer.Option(
+        PARAPHRASE.allow_bias, "--allow-bias", help="Write the result anyway (recorded)."
+    ),
+    max_error_rate: MaxErrorRateOpt = PARAPHRASE.max_error_rate,
 ) -> None:
     """Rewrite each question's text with a model; keep a rewrite only if it passes the guards.
 

@@ -6,16 +6,22 @@ Only parsing and delegation: the work lives in ``retrieval``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from karma.cli.options import DeviceOpt, RetrieverOptionsOpt, output_format, retriever_help, retriever_options
+from karma.cli.options import (
+    DeviceOpt,
+    EmbedModelOpt,
+    RetrieverOpt,
+    RetrieverOptionsOpt,
+    TransitionOpt,
+    old_spelling,
+    retriever_options,
+)
 
 if TYPE_CHECKING:
     from retrieval import RetrievalQuery
-
-STYLES = ("lines", "table", "json")
 
 
 def _fail(message: str) -> typer.Exit:
@@ -34,13 +40,10 @@ GraphOpt = Annotated[
 QuestionOpt = Annotated[
     str,
     typer.Option(
-        "--question", help="Question text (or take it from --qa with --transition/--question-index)."
+        "--question", "-q", help="Question text (or take it from --qa with --transition/--question-index)."
     ),
 ]
 QaOpt = Annotated[Path | None, typer.Option("--qa", help="A <video>_qa.json file to take the question from.")]
-TransitionOpt = Annotated[
-    int, typer.Option("--transition", help="0-based transition position in the QA file.")
-]
 QuestionIndexOpt = Annotated[
     int, typer.Option("--question-index", help="0-based question position in the transition.")
 ]
@@ -51,7 +54,6 @@ FeaturesOpt = Annotated[
         help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
     ),
 ]
-RetrieverOpt = Annotated[str, typer.Option("--retriever", help=retriever_help())]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Number of facts.")]
 BudgetTokensOpt = Annotated[
     int,
@@ -59,12 +61,12 @@ BudgetTokensOpt = Annotated[
         "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
     ),
 ]
-StyleOpt = Annotated[str, typer.Option("--style", help="Text output: lines, or table (GraphRAG-style).")]
-FormatOpt = Annotated[str, typer.Option("--format", help="Output: text (see --style) or json.")]
-EmbedModelOpt = Annotated[
-    str | None,
+StyleOpt = Annotated[Literal["lines", "table", "json"] | None, old_spelling("--style", new="--format")]
+FormatOpt = Annotated[
+    Literal["text", "table", "json"],
     typer.Option(
-        "--embed-model", help="sentence-transformers model name or path (default: packaged MiniLM)."
+        "--format",
+        help="Output: text (the prompt's fact lines, twins merged), table (GraphRAG-style) or json.",
     ),
 ]
 StrictSplitOpt = Annotated[
@@ -94,7 +96,7 @@ def retrieve(
     retriever: RetrieverOpt = "hybrid",
     k: KOpt = 10,
     budget_tokens: BudgetTokensOpt = 0,
-    style: StyleOpt = "lines",
+    style: StyleOpt = None,
     fmt: FormatOpt = "text",
     embed_model: EmbedModelOpt = None,
     device: DeviceOpt = None,
@@ -114,10 +116,8 @@ def retrieve(
     if retriever not in RETRIEVERS:
         raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, got {retriever!r}")
     chosen_options = retriever_options(retriever, retriever_opt)
-    if style not in STYLES:
-        raise _fail(f"--style must be one of {', '.join(STYLES)}, got {style!r}")
-    if output_format(fmt) == "json":
-        style = "json"
+    if fmt != "text" or style is None:
+        style = {"text": "lines"}.get(fmt, fmt)  # --format wins over the old --style
     from retrieval.graph_view import load_graph_dir
 
     try:

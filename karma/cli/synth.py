@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
+from karma.cli.options import MEDIA, SeedOpt, WorkersOpt, old_spelling
 from karma.core.errors import InputError, RunError
 from karma.core.paths import project_file
 
@@ -27,7 +29,11 @@ def _scene_seconds(value: str) -> tuple[float, float]:
     return lo, hi
 
 
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder (created; files are overwritten).")]
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", help="Output folder, required (created; files are overwritten).")
+]
+OldOutOpt = Annotated[Path | None, old_spelling("-o", new="--out")]
+"""``-o`` stood for --out here only (and for --backend-option in ask): one short flag, one meaning."""
 WorldOpt = Annotated[
     Path | None,
     typer.Option(
@@ -37,23 +43,23 @@ WorldOpt = Annotated[
         show_default="data/worlds/default.yaml",
     ),
 ]
-VideosOpt = Annotated[
+NVideosOpt = Annotated[
     int | None,
     typer.Option(
-        "--videos",
+        "--n-videos",
         "-n",
         min=1,
         help=f"Number of videos (default: the world's count; {MEDIA_DEFAULT_VIDEOS} with --media).",
     ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed -> identical files).")]
+OldVideosOpt = Annotated[int | None, old_spelling("--videos", new="--n-videos", min=1)]
 MediaOpt = Annotated[
     bool, typer.Option("--media", help="Also render mp4 scene clips with audio and one full video per id.")
 ]
 WidthOpt = Annotated[int, typer.Option("--width", min=32, help="Media frame width in pixels.")]
 HeightOpt = Annotated[int, typer.Option("--height", min=32, help="Media frame height in pixels.")]
 FpsOpt = Annotated[int, typer.Option("--fps", min=1, max=120, help="Media frames per second.")]
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Processes rendering media in parallel.")]
+OldJobsOpt = Annotated[int | None, old_spelling("--jobs", new="--workers", min=1)]
 SceneSecondsOpt = Annotated[
     str | None,
     typer.Option(
@@ -62,7 +68,7 @@ SceneSecondsOpt = Annotated[
     ),
 ]
 WordingOpt = Annotated[
-    str | None,
+    Literal["templated", "free"] | None,
     typer.Option(
         "--wording",
         help="templated (event titles, fixed question templates) or free (every question and option "
@@ -81,7 +87,7 @@ FamilyOpt = Annotated[
     ),
 ]
 UnitsOpt = Annotated[
-    str | None,
+    Literal["luma", "published", "unit"] | None,
     typer.Option(
         "--units",
         help="Visual feature scales: luma (karma's own), published (motion in pixels per frame) or unit "
@@ -114,15 +120,18 @@ VisualDriftOpt = Annotated[
 
 
 def synth(
-    out: OutOpt,
+    out: OutOpt = None,
+    out_short: OldOutOpt = None,
     world: WorldOpt = None,
-    videos: VideosOpt = None,
+    n_videos: NVideosOpt = None,
+    videos: OldVideosOpt = None,
     seed: SeedOpt = 0,
     media: MediaOpt = False,
-    width: WidthOpt = 320,
-    height: HeightOpt = 180,
-    fps: FpsOpt = 24,
-    jobs: JobsOpt = 1,
+    width: WidthOpt = MEDIA.width,
+    height: HeightOpt = MEDIA.height,
+    fps: FpsOpt = MEDIA.fps,
+    workers: WorkersOpt = 1,
+    jobs: OldJobsOpt = None,
     scene_seconds: SceneSecondsOpt = None,
     wording: WordingOpt = None,
     family: FamilyOpt = False,
@@ -143,9 +152,14 @@ def synth(
     """
     from karma.cli.console import stderr_console
 
+    out = out or out_short
+    if out is None:
+        raise typer.BadParameter("give the output folder with --out", param_hint="--out")
     console = stderr_console()
     config = _world_config(world, scene_seconds)
     config = _family_settings(config, seed, family, wording, units, music_lag, visual_drift)
+    videos = n_videos if videos is None else videos
+    jobs = (workers or os.cpu_count() or 1) if jobs is None else jobs
     if videos is None and media:
         videos = MEDIA_DEFAULT_VIDEOS
     media_options = None
@@ -182,12 +196,6 @@ def _world_config(world: Path | None, scene_seconds: str | None):
 def _family_settings(config, seed: int, family: bool, wording, units, music_lag, visual_drift):  # type: ignore[no-untyped-def]
     """The world with ``--family`` (rules drawn from the seed) and the setting options applied; exit 2
     on a value that is not a setting."""
-    for option, value, allowed in (
-        ("--wording", wording, ("templated", "free")),
-        ("--units", units, ("luma", "published", "unit")),
-    ):
-        if value is not None and value not in allowed:
-            raise InputError(f"{option}: expected one of {', '.join(allowed)}, got {value!r}")
     if family:
         from karma.synth.family import draw_family_world
 

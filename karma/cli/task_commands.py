@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
+from karma.cli.options import AsJsonOpt, FormatOpt
+
 app = typer.Typer(
     no_args_is_help=True,
     help=(
@@ -20,16 +22,14 @@ app = typer.Typer(
     ),
 )
 
-_JSON_HELP = "Print JSON instead of text."
-
 
 @app.command("list")
-def list_tasks(as_json: Annotated[bool, typer.Option("--json", help=_JSON_HELP)] = False) -> None:
+def list_tasks(fmt: FormatOpt = "text", as_json: AsJsonOpt = False) -> None:
     """Every registered task: name, kind, arms and one line of help."""
     from karma.tasks import TASKS, task_card
 
     cards = [task_card(name) for name in TASKS.names()]
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(json.dumps(cards, indent=2))
         return
     rows = [(c["task"], c["kind"], ", ".join(c["arms"]) or "-", c["help"]) for c in cards]
@@ -43,7 +43,8 @@ def list_tasks(as_json: Annotated[bool, typer.Option("--json", help=_JSON_HELP)]
 @app.command("show")
 def show_task(
     name: Annotated[str, typer.Argument(help="A registered task name (`karma tasks list`).")],
-    as_json: Annotated[bool, typer.Option("--json", help=_JSON_HELP)] = False,
+    fmt: FormatOpt = "text",
+    as_json: AsJsonOpt = False,
 ) -> None:
     """One task: title, kind, arms, metrics, data, paper comparability and its options (-T KEY=VALUE).
 
@@ -53,7 +54,7 @@ def show_task(
     from karma.tasks import task_card
 
     card = task_card(name)
-    if as_json:
+    if as_json or fmt == "json":
         typer.echo(json.dumps(card, indent=2))
         return
     arms = ", ".join(card["arms"]) or "none (an analysis: nothing is asked)"

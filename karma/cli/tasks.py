@@ -29,7 +29,8 @@ TASK_OPT_HELP = (
 _RUN = {"data", "out", "lenient", "task", "progress"}
 _MODEL = {"backend", "backend_opt", "model", "max_tokens", "temperature", "seed", "limit", "max_error_rate",
           "allow_backend_errors"}  # fmt: skip
-_MCQ = {"task_arms", "task_opt", "batch_size", "concurrency", "bootstrap_resamples", "report_too"}
+_MCQ = {"task_arms", "task_opt", "batch_size", "concurrency", "bootstrap_resamples", "report_too", "no_cache",
+        "cache"}  # fmt: skip
 HONOURED: dict[str, frozenset[str]] = {
     "mcq": frozenset(_RUN | _MODEL | _MCQ),
     "open": frozenset(_RUN | _MODEL | {"task_opt"}),
@@ -158,7 +159,8 @@ def _eval_mcq(task: str, data: Path, out: Path, values: dict[str, Any]) -> None:
         backend=values["backend"], backend_options=_backend_options(values), model=values.get("model"),
         task_options=task_opts,
         max_tokens=values["max_tokens"], temperature=values["temperature"], seed=values["seed"],
-        limit=values["limit"], batch_size=values.get("batch_size") or 1, concurrency=values.get("concurrency") or 1,
+        limit=values["limit"], batch_size=values.get("batch_size"), concurrency=values.get("concurrency"),
+        use_cache=not values.get("no_cache"), cache_path=str(values["cache"]) if values.get("cache") else None,
         max_error_rate=values["max_error_rate"], allow_backend_errors=values["allow_backend_errors"],
         bootstrap_resamples=values["bootstrap_resamples"],
     )  # fmt: skip

@@ -435,7 +435,7 @@ ROWS: list[Row] = [
     R("ask-qa-truncated", "ask --qa {truncated_dir}/" + QA + " --no-ckg", 2, "truncated"),
     R("ask-transition-out-of-range", "ask --qa {qa} --transition 999 --no-ckg", 2, "999"),
     R("ask-backend-bogus", "ask --qa {qa} --no-ckg --backend bogus", 2, "bogus"),
-    R("ask-pipeline-bogus", "ask --qa {qa} --no-ckg --pipeline bogus", 2, "choose llm or vlm"),
+    R("ask-pipeline-bogus", "ask --qa {qa} --no-ckg --pipeline bogus", 2, "'bogus' is not one of 'llm', 'vlm'"),
     R(
         "ask-type-bogus",
         "ask --question 'why?' --option a=x --option b=y --option c=z --option d=w --type bogus --no-ckg",
@@ -445,7 +445,7 @@ ROWS: list[Row] = [
     R("ask-option-malformed", "ask --question 'why?' --option ax --no-ckg", 2, "--option"),
     R("ask-backend-option-malformed", "ask --qa {qa} --no-ckg -o novalue", 2, "key=value"),
     R("ask-graph-missing", "ask --qa {qa} --graph {missing}", 2, "does-not-exist"),
-    R("ask-answer-mode-bogus", "ask --qa {qa} --no-ckg --answer-mode bogus", 2, "choose generate"),
+    R("ask-answer-mode-bogus", "ask --qa {qa} --no-ckg --answer-mode bogus", 2, "is not one of 'generate'"),
     R(
         "ask-wrong-model-name",
         "ask --qa {qa} --no-ckg --backend openai -o base_url={models_url} -o model=nope -o max_retries=0",

@@ -199,14 +199,27 @@ CONFIG_MODELS: dict[str, tuple[str, dict[str, str]]] = {
     "eval": ("karma.eval.config:EvalConfig", {"graph": "graph_path", "device": "embed_device"}),
     "ask": (
         "pipelines.ask:AskConfig",
-        {"qa": "qa_file", "past": "past_scene", "current": "current_scene", "features": "features_file",
-         "clips": "clips_dir", "graph": "graph_dir", "device": "embed_device", "video": "video_id"},
-    ),  # fmt: skip
+        {
+            "qa": "qa_file",
+            "past": "past_scene",
+            "current": "current_scene",
+            "features": "features_file",
+            "clips": "clips_dir",
+            "graph": "graph_dir",
+            "device": "embed_device",
+            "video": "video_id",
+        },
+    ),
     "graph build": ("graph.ckg.config:BuildConfig", {"explanations": "use_explanations"}),
     "extract": (
         "graph.extract.options:ExtractOptions",
-        {"cut_threshold": "threshold", "sample_rate": "sample_rate_hz", "clip_mode": "clips", "tagger": "taggers"},
-    ),  # fmt: skip
+        {
+            "cut_threshold": "threshold",
+            "sample_rate": "sample_rate_hz",
+            "clip_mode": "clips",
+            "tagger": "taggers",
+        },
+    ),
     "clips": ("graph.extract.options:ExtractOptions", {"sample_rate": "sample_rate_hz", "tagger": "taggers"}),
     "synth": ("karma.synth.media:MediaOptions", {"seed": ""}),
     "qa make": ("karma.qa.make:QaMakeConfig", {"variables": ""}),
@@ -232,7 +245,6 @@ OLD_SPELLINGS: dict[tuple[str, str], str] = {
     ("models list", "--json"): "--format",
     ("tasks list", "--json"): "--format",
     ("tasks show", "--json"): "--format",
-    ("neo4j pull", "--out"): "--out",
 }
 """(command, old flag) -> the flag that replaced it; the old one stays, hidden, so nothing typed breaks
 (``karma neo4j pull`` itself is the old spelling of ``karma graph pull``)."""
@@ -252,7 +264,9 @@ def short_flag_clashes(options: list[Opt]) -> list[str]:
     for option in options:
         for short in option.shorts:
             meaning[short].add(option.name)
-    clashes += [f"{short} means {' and '.join(sorted(names))}" for short, names in meaning.items() if len(names) > 1]
+    clashes += [
+        f"{short} means {' and '.join(sorted(names))}" for short, names in meaning.items() if len(names) > 1
+    ]
     for name, group in _by_name(options).items():
         variants = {o.shorts for o in group}
         if len(variants) > 1:
@@ -279,26 +293,46 @@ def help_clashes(options: list[Opt]) -> list[str]:
 
 def free_string_choices(options: list[Opt]) -> list[str]:
     return sorted(
-        f"{o.command} {o.name}"
-        for o in options
-        if o.kind in ("str", "list[str]") and o.name not in FREE_TEXT
+        f"{o.command} {o.name}" for o in options if o.kind in ("str", "list[str]") and o.name not in FREE_TEXT
     )
 
 
-def hand_written_choice_checks(source: str) -> list[int]:
-    """Lines of ``value not in ("a", "b")`` / ``in (...)`` against a literal tuple of strings, or a
-    call of a ``_choice`` helper: choices checked by hand instead of by the option's type."""
+def hand_written_choice_checks(source: str, params: set[str]) -> list[int]:
+    """Lines where a command parameter (by name, or as ``p["name"]`` after ``dict(locals())``) is
+    checked with ``in`` / ``not in`` against a literal tuple of strings, or passed to a ``_choice``
+    helper: choices checked by hand instead of by the option's type."""
+
+    def is_param(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in params
+        return (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value in params
+        )
+
     lines = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
-            for right in node.comparators:
-                if isinstance(right, ast.Tuple | ast.List | ast.Set) and len(right.elts) > 1 and all(
+        if isinstance(node, ast.Compare) and is_param(node.left):
+            for op, right in zip(node.ops, node.comparators, strict=True):
+                literal = isinstance(right, ast.Tuple | ast.List | ast.Set) and all(
                     isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts
-                ):
+                )
+                if isinstance(op, ast.In | ast.NotIn) and literal and len(right.elts) > 1:
                     lines.append(node.lineno)
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_choice":
             lines.append(node.lineno)
     return lines
+
+
+def _command_params(module: str) -> set[str]:
+    """The parameter names of the commands whose callbacks live in ``karma/cli/<module>``."""
+    names = set()
+    for command in COMMANDS.values():
+        function = inspect.unwrap(command.callback)
+        if Path(inspect.getfile(function)).name == module:
+            names |= {p.name for p in command.params if p.name}
+    return names
 
 
 def _model_default(target: str, field: str) -> Any:
@@ -316,24 +350,38 @@ def _model_fields(target: str) -> set[str]:
     return set(getattr(importlib.import_module(module), name).model_fields)
 
 
+def _written(default: ast.expr) -> str | None:
+    """The default as written when it is a literal value: a constant other than None and ``...``, or
+    such a constant as the first argument of ``typer.Option(...)``; None for anything read from elsewhere."""
+    if (
+        isinstance(default, ast.Call)
+        and getattr(default.func, "attr", getattr(default.func, "id", "")) == "Option"
+    ):
+        if not default.args:
+            return None
+        default = default.args[0]
+    if isinstance(default, ast.Constant) and default.value not in (None, Ellipsis):
+        return repr(default.value)
+    return None
+
+
 def literal_defaults(function_source: str, fields: set[str], renames: dict[str, str]) -> list[str]:
-    """Parameters setting a config field whose default in the signature is a constant (not None)."""
+    """Parameters setting a config field whose default is written in the signature (a literal)."""
     definition = ast.parse(textwrap.dedent(function_source)).body[0]
     assert isinstance(definition, ast.FunctionDef)
     args = definition.args
     positional = args.args[len(args.args) - len(args.defaults) :]
-    pairs = [*zip(positional, args.defaults, strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    pairs = [
+        *zip(positional, args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
     out = []
     for arg, default in pairs:
-        field = renames.get(arg.arg, arg.arg)
-        if default is None or field not in fields:
+        if default is None or renames.get(arg.arg, arg.arg) not in fields:
             continue
-        if isinstance(default, ast.Constant) and default.value is not None:
-            out.append(f"{arg.arg}={default.value!r}")
-        if isinstance(default, ast.Attribute) and isinstance(default.value, ast.Name):
-            if default.value.id[:1].isupper() and hasattr(enum, "Enum"):  # an enum member: a literal too
-                if default.value.id not in {"GEN", "EVAL", "ASK", "BUILD", "EXTRACT", "MEDIA", "QA", "VERIFY"}:
-                    out.append(f"{arg.arg}={default.value.id}.{default.attr}")
+        written = _written(default)
+        if written is not None:
+            out.append(f"{arg.arg}={written}")
     return out
 
 
@@ -341,7 +389,9 @@ def literal_defaults(function_source: str, fields: set[str], renames: dict[str, 
 
 
 def test_the_walk_finds_every_command_and_option() -> None:
-    assert {"ask", "eval", "retrieve", "graph build", "graph push", "graph pull", "neo4j start"} <= set(COMMANDS)
+    assert {"ask", "eval", "retrieve", "graph build", "graph push", "graph pull", "neo4j start"} <= set(
+        COMMANDS
+    )
     assert len(VISIBLE) > 150
 
 
@@ -368,7 +418,7 @@ def test_no_free_string_choice() -> None:
 
 @pytest.mark.parametrize("module", sorted(p.name for p in CLI_DIR.glob("*.py")))
 def test_no_choice_is_checked_by_hand(module: str) -> None:
-    assert hand_written_choice_checks((CLI_DIR / module).read_text()) == []
+    assert hand_written_choice_checks((CLI_DIR / module).read_text(), _command_params(module)) == []
 
 
 @pytest.mark.parametrize("command", sorted(CONFIG_MODELS))
@@ -392,6 +442,35 @@ def test_defaults_come_from_the_config_model(command: str) -> None:
     assert differ == []
 
 
+def _choices(annotation: Any) -> set[str] | None:
+    """The values of a Literal or Enum annotation (Optional stripped); None for other types."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _choices(args[0])
+    if typing.get_origin(annotation) is typing.Literal:
+        return {str(a) for a in typing.get_args(annotation)}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return {str(m.value) for m in annotation}
+    return None
+
+
+@pytest.mark.parametrize("command", sorted(CONFIG_MODELS))
+def test_choices_are_the_config_models_choices(command: str) -> None:
+    import importlib
+
+    target, renames = CONFIG_MODELS[command]
+    module, _, name = target.partition(":")
+    fields = getattr(importlib.import_module(module), name).model_fields
+    differ = []
+    for option in (o for o in OPTIONS if o.command == command):
+        field = fields.get(renames.get(option.param.name, option.param.name))
+        if field is None or _choices(field.annotation) is None:
+            continue
+        if _choices(option.annotation) != _choices(field.annotation):
+            differ.append(f"{option.name}: {_choices(option.annotation)} vs {_choices(field.annotation)}")
+    assert differ == []
+
+
 @pytest.mark.parametrize(("command", "old"), sorted(OLD_SPELLINGS))
 def test_old_spellings_are_hidden_aliases(command: str, old: str) -> None:
     new = OLD_SPELLINGS[(command, old)]
@@ -399,9 +478,6 @@ def test_old_spellings_are_hidden_aliases(command: str, old: str) -> None:
     olds = [p for p in params if old in p.opts and p.hidden]
     assert olds, f"{command}: {old} is gone (it must stay, hidden)"
     assert (olds[0].help or "").startswith("Deprecated"), (command, old, olds[0].help)
-    if command == "neo4j pull":
-        assert COMMANDS["neo4j"].hidden if hasattr(COMMANDS, "neo4j") else True
-        return
     assert any(new in p.opts and not p.hidden for p in params), (command, new)
 
 
@@ -435,5 +511,25 @@ def test_the_checks_find_the_drift_they_name() -> None:
     assert type_clashes(drift) == ["--videos: synth int; eval list[str]"]
     assert help_clashes(drift) == ["--pipeline: ask, eval"]
     assert "ask --pipeline" in free_string_choices(drift)
-    assert hand_written_choice_checks('if fmt not in ("text", "json"):\n    pass\n_choice(x, ("a", "b"), "--x")') == [1, 3]
-    assert literal_defaults("def f(folds: int = 5, seed: int = EVAL.seed, data: str = None): ...", {"folds", "seed"}, {}) == ["folds=5"]
+    checks = 'if fmt not in ("text", "json"):\n    pass\n_choice(x, ("a", "b"), "--x")\nif p["ckg"] in ("on", "off"): pass'
+    assert hand_written_choice_checks(checks, {"fmt", "ckg"}) == [1, 3, 4]
+    assert hand_written_choice_checks('if key in ("a", "b"): pass', {"fmt"}) == []
+    source = "def f(folds: int = 5, seed: int = EVAL.seed, data: str = None, k=typer.Option(3, '--k')): ..."
+    assert literal_defaults(source, {"folds", "seed", "data", "k"}, {}) == ["folds=5", "k=3"]
+
+
+def test_an_old_spelling_notes_its_new_one_at_a_terminal_only(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    from karma.cli.options import deprecated
+
+    class Param:
+        opts = ("--jobs",)
+
+    note = deprecated("--workers")
+    assert note(None, Param(), 3) == 3  # the value goes through either way
+    assert capsys.readouterr().err == ""  # not a terminal: a script's stderr is unchanged
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert note(None, Param(), 3) == 3
+    assert note(None, Param(), None) is None  # not given: no note
+    assert capsys.readouterr().err == "note: --jobs is deprecated; use --workers\n"
