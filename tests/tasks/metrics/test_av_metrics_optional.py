@@ -53,3 +53,27 @@ def test_pyproject_declares_them_as_the_extra_and_setup_installs_it() -> None:
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     installs = [line for line in setup.splitlines() if "install -q -e" in line]
     assert installs and all("av-metrics" in line for line in installs)
+
+
+def test_no_other_library_module_imports_them() -> None:
+    # The extra stays optional only while the metrics module is the one place that reaches for it
+    # (and it does so through _optional, by name, inside the metric).
+    import ast
+
+    found = []
+    for package in ("karma", "graph", "retrieval", "pipelines"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+                found += [
+                    f"{path.relative_to(ROOT)}:{node.lineno}"
+                    for n in names
+                    if n.split(".")[0] in {"sklearn", "mir_eval"}
+                ]
+    assert found == []
