@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
 from karma.tasks.media import checked_media
-from karma.tasks.options import TaskOptions
+from karma.tasks.options import TaskOptions, bind_options
 from karma.tasks.problems import ItemProblem, pydantic_reason
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate, load_task_template
@@ -165,22 +165,9 @@ class HarmonySetMcTask(Task):
     template_file: ClassVar[str] = "harmonyset_karma_v1"
     options_model: ClassVar[type[TaskOptions]] = HarmonySetMcOptions
 
-    def __init__(
-        self,
-        *,
-        videos: str | None = None,
-        mc_field: str = "mc",
-        need_videos: bool = True,
-        allow_links: bool = False,
-    ):
-        self.videos = videos
-        """Folder of ``<youtube id>.mp4`` (default: ``videos/`` beside the JSON)."""
-        self.mc_field = mc_field
-        """Name of the per-item MC list (unverified in the published file)."""
-        self.need_videos = need_videos
-        """A missing clip is a problem (the model cannot answer without it)."""
-        self.allow_links = allow_links
-        """Clip links may lead outside the clips folder (``find_clip``)."""
+    def __init__(self, options: HarmonySetMcOptions | None = None, **given: Any) -> None:
+        """Options: a :class:`HarmonySetMcOptions`, or its fields as keywords (``mc_field="mc"``)."""
+        self.options: HarmonySetMcOptions = bind_options(self, options, given)  # type: ignore[assignment]
 
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
         json_path = resolve_json(path)

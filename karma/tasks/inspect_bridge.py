@@ -15,6 +15,9 @@ Run: ``inspect eval karma/tasks/inspect_tasks.py@wildscore -T data=DIR -T arm=te
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +38,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-from karma.tasks import get_task
+from karma.tasks import TASKS, get_task
 
 
 def _to_inspect(request: Any) -> list[Any]:
@@ -185,3 +188,45 @@ def karma_inspect_task(
         config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),
         name=f"karma-{name}-{arm}",
     )
+
+
+RUN_PARAMETERS = ("data", "arm", "limit", "max_tokens")
+"""The inspect ``-T`` parameters every karma task takes besides its own options."""
+
+
+def task_parameters(name: str, **run_defaults: Any) -> Callable[[Callable[..., Task]], Callable[..., Task]]:
+    """Give an inspect ``@task`` function the parameters of the registered task ``name``: ``data``,
+    ``arm``, ``limit`` and ``max_tokens``, then every field of the task's options model, with the
+    model's default and type (``inspect eval ...@wildscore -T need_images=false``).
+
+    The options are declared once, in the model: this signature is generated from it (inspect reads
+    ``inspect.signature``), and a ``-T`` key the model does not know is refused by ``get_task`` with
+    the list of the ones it does. ``run_defaults`` sets ``data`` / ``arm`` defaults for this entry.
+    Put it under ``@task`` (inspect finds a task file's tasks by that decorator's name).
+    """
+    cls = TASKS.load(name)
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    data_default = run_defaults.get("data", inspect.Parameter.empty)
+    params = [
+        inspect.Parameter("data", keyword, default=data_default, annotation=str),
+        inspect.Parameter("arm", keyword, default=run_defaults.get("arm", (cls.arms or ("off",))[0]), annotation=str),
+        inspect.Parameter("limit", keyword, default=None, annotation=int | None),
+        inspect.Parameter("max_tokens", keyword, default=8, annotation=int),
+    ]  # fmt: skip
+    for field, info in cls.options_model.model_fields.items():
+        default = info.get_default(call_default_factory=True)
+        params.append(inspect.Parameter(field, keyword, default=default, annotation=info.annotation))
+    signature = inspect.Signature(params, return_annotation=Task)
+
+    def decorate(function: Callable[..., Task]) -> Callable[..., Task]:
+        @functools.wraps(function)
+        def with_defaults(**given: Any) -> Task:
+            bound = signature.bind(**given)  # an unknown -T key: TypeError naming it
+            bound.apply_defaults()
+            return function(**bound.arguments)
+
+        with_defaults.__signature__ = signature  # type: ignore[attr-defined]
+        del with_defaults.__wrapped__  # inspect must read the generated signature, not the function's
+        return with_defaults
+
+    return decorate

@@ -4,6 +4,11 @@ Each task declares a :class:`TaskOptions` model (``Task.options_model``) in its 
 field has a default and a docstring, which ``karma tasks show NAME`` prints. Values given on the
 command line arrive as text and are coerced by the model (``need_images=false``); an option the task
 does not take is refused with the list of those it does, never dropped.
+
+The model is the only place an option is declared: it is the task's constructor argument
+(:func:`bind_options`: ``WildScoreTask(WildScoreOptions(...))`` or ``WildScoreTask(need_images=False)``),
+and the inspect_ai ``@task`` parameters are generated from it (``karma.tasks.inspect_bridge.
+task_parameters``), so a new option is one field with its default and its docstring.
 """
 
 from __future__ import annotations
@@ -53,6 +58,26 @@ def validate_options(task: str, model: type[TaskOptions], given: dict[str, Any])
         raise InputError(
             f"task {task} option {key}={value!r}: {reason}{more} (see `karma tasks show {task}`)"
         ) from None
+
+
+def bind_options(task: Any, options: TaskOptions | None, given: dict[str, Any]) -> TaskOptions:
+    """A task constructor's one step: its options model instance, from ``options`` or from keywords.
+
+    ``given`` (keywords, text from ``-T`` or typed values) is checked against the task's
+    ``options_model`` (:func:`validate_options`: an unknown key or a bad value is an InputError naming
+    it); each field then becomes an attribute of the same name, so the task reads ``self.need_images``.
+    """
+    cls = type(task)
+    model: type[TaskOptions] = cls.options_model
+    if options is not None and given:
+        raise TypeError(f"{cls.__name__}: give an options model or keywords, not both")
+    if options is None or not isinstance(options, model):
+        raw = given if options is None else options.model_dump(exclude_unset=True)
+        options = validate_options(cls.name, model, raw)
+    task.options = options
+    for name in model.model_fields:
+        setattr(task, name, getattr(options, name))
+    return options
 
 
 def describe_options(model: type[TaskOptions]) -> list[dict[str, Any]]:

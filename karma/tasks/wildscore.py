@@ -23,14 +23,14 @@ import ast
 import csv
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from karma.core.errors import InputError
 from karma.tasks.base import Task, TaskData, finish
 from karma.tasks.media import checked_media, confined_path
-from karma.tasks.options import TaskOptions
+from karma.tasks.options import TaskOptions, bind_options
 from karma.tasks.problems import ItemProblem, Notes, pydantic_reason
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate, load_task_template
@@ -228,25 +228,9 @@ class WildScoreTask(Task):
     template_file: ClassVar[str] = "wildscore_paper_v1"
     options_model: ClassVar[type[TaskOptions]] = WildScoreOptions
 
-    def __init__(
-        self,
-        *,
-        need_images: bool = True,
-        expect_full: bool = False,
-        image_as: str = "image",
-        columns: str | dict[str, str] | None = None,
-        allow_links: bool = False,
-    ):
-        self.need_images = need_images
-        """Missing image files are problems (the image arm cannot run without them)."""
-        self.expect_full = expect_full
-        """Strict check that the CSV has the published 807 rows."""
-        self.image_as = image_as
-        """``image``: an image_url part; ``video``: a 2-frame still mp4 (for video-only models)."""
-        self.columns = parse_column_map(columns)
-        """{published column: this file's header} for spellings karma does not know."""
-        self.allow_links = allow_links
-        """Image links may lead outside the data folder (``LINKS_HELP``)."""
+    def __init__(self, options: WildScoreOptions | None = None, **given: Any) -> None:
+        """Options: a :class:`WildScoreOptions`, or its fields as keywords (``need_images=False``)."""
+        self.options: WildScoreOptions = bind_options(self, options, given)  # type: ignore[assignment]
 
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
         csv_path = Path(path)
