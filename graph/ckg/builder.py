@@ -45,7 +45,8 @@ from graph.ckg.detect import EventTable, build_event_table, event_variable
 from graph.ckg.explanations import mentioned_variables
 from graph.ckg.inputs import feature_transitions
 from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
-from graph.ckg.stats import PairStats, pair_stats
+from graph.ckg.states import state_verdict
+from graph.ckg.stats import PairStats, pair_stats, reference_mask
 from graph.model import CausalGraph, CkgEdge, CkgNode
 from karma.core.errors import InputError
 from karma.core.events import READABLE, parse_event_id
@@ -209,6 +210,9 @@ class _Tests:
     """Every precedence test passed: a ``causes`` edge."""
     col: dict[str, int]
     """Event id -> its column in the event table."""
+    explained_by: dict[tuple[int, int], list[str]]
+    """(cause, effect) -> the stronger states of the cause's variable that explain the pair
+    (``graph.ckg.states``): no ``causes`` edge."""
 
 
 def _trend_through_source(stats: PairStats, undirected: np.ndarray, config: BuildConfig) -> np.ndarray:
@@ -230,13 +234,28 @@ def _trend_through_source(stats: PairStats, undirected: np.ndarray, config: Buil
     return out
 
 
+def effect_lift(stats: PairStats) -> np.ndarray:
+    """The lift the ``min_lift`` test reads: the larger of the effect's lift and the lift of its
+    absence, (1 - base rate) / (1 - confidence), for pairs whose confidence is above the base rate.
+
+    A lift cannot exceed 1 / base rate, so an effect present in most transitions could never pass
+    ``min_lift`` however reliably its cause brings it: a key that is minor in 83 % of the scenes, and
+    minor after 95 % of the brightenings (the absence of the effect 3.4 times rarer), had lift 1.14
+    and no edge on 4 of 5 fold graphs (family world, seed 13, 300 videos). For a rare effect the
+    absence's lift is near 1 and the test reads the lift as before."""
+    above = stats.confidence > stats.base_rate
+    absent_lift = np.full_like(stats.lift, np.inf)
+    np.divide(1.0 - stats.base_rate, 1.0 - stats.confidence, out=absent_lift, where=stats.confidence < 1.0)
+    return np.where(above, np.maximum(stats.lift, absent_lift), stats.lift)
+
+
 def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
     association = np.maximum(stats.association_z, pooled_assoc)
     reference = np.maximum(stats.reference_z, pooled_assoc)
     keep = (
         (stats.support >= config.min_support)
-        & (stats.lift >= config.min_lift)
+        & (effect_lift(stats) >= config.min_lift)
         & (association >= config.min_association_z)
         & (reference >= config.min_reference_z)
     )
@@ -246,6 +265,10 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_prec = np.where(pooled_assoc >= config.min_association_z, pooled_prec, 0.0)
     evidence_z = np.maximum(stats.precedence_z, pooled_prec)
     excess = stats.confidence - stats.base_rate
+    vis = np.flatnonzero(table.modality_mask("visual"))
+    verdict = state_verdict(
+        stats, table, keep, association, reference, reference_mask(table, list(vis)), config
+    )
     strong = np.minimum(association, reference) >= config.strong_association_z
     required_z = np.where(strong, config.min_strong_precedence_z, config.min_precedence_z)
     passes = {
@@ -255,9 +278,13 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     }
     direction_ok = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
     passes["read_from"] = ~_trend_through_source(stats, keep & ~direction_ok, config)
-    is_cause = direction_ok & passes["read_from"]
+    other_state = np.ones_like(keep)
+    for i, j in verdict.explained_by:
+        other_state[i, j] = False
+    passes["other_state"] = other_state
+    is_cause = direction_ok & passes["read_from"] & other_state
     col = {event_id: c for c, event_id in enumerate(table.columns)}
-    return _Tests(keep, evidence_z, required_z, excess, passes, is_cause, col)
+    return _Tests(keep, evidence_z, required_z, excess, passes, is_cause, col, verdict.explained_by)
 
 
 def _statistical_edges(
@@ -307,9 +334,16 @@ def _pair_edge(
     else:
         fails = [name for name, ok in tests.passes.items() if not ok[i, j]]
         share = precedence / float(tests.excess[i, j]) if tests.excess[i, j] > 0 else 0.0
-        reason = _undirected_reason(
-            fails, b, precedence, float(tests.evidence_z[i, j]), share, float(tests.required_z[i, j])
-        )
+        if "other_state" in fails:
+            stronger = " or ".join(nodes[e].title if e in nodes else e for e in tests.explained_by[(i, j)])
+            reason = (
+                f"on the transitions without {stronger} (a stronger state of the same variable) the "
+                f"association is gone: {a} only inherits the contrast of that state with the others."
+            )
+        else:
+            reason = _undirected_reason(
+                fails, b, precedence, float(tests.evidence_z[i, j]), share, float(tests.required_z[i, j])
+            )
         description = f"{a} and {b} co-move: {stats_text}; but {reason}"
         if not config.keep_undirected:
             left_out.append(
