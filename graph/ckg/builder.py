@@ -5,7 +5,8 @@ aggregated by target, see ``detect``), compute support / confidence / lift / pre
 tests for every visual x music pair (``stats``), keep pairs with enough support, lift and association,
 label them ``causes`` when the music change follows the cut (the precedence test: sign and share always,
 the precedence z at ``min_precedence_z`` for weak associations and at ``min_strong_precedence_z`` for
-strong ones, see ``BuildConfig.strong_association_z``), then add
+strong ones, see ``BuildConfig.strong_association_z``) and the state is not explained by a stronger
+state of its variable (``states``), then add
 explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
 
 What is emitted for a kept (associated) pair:

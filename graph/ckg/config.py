@@ -17,7 +17,9 @@ class BuildConfig(BaseModel):
     min_support: int = Field(default=5, ge=1)
     """Minimum number of transitions where cause and effect occur together."""
     min_lift: float = Field(default=1.2, ge=0.0)
-    """Minimum lift (confidence over the effect's base rate) for an edge to be kept."""
+    """Minimum lift (confidence over the effect's base rate) for an edge to be kept; read as the larger
+    of the lift and the lift of the effect's absence (``graph.ckg.builder.effect_lift``), since a lift
+    cannot exceed 1 / base rate and an effect present in most scenes could otherwise never pass."""
     min_association_z: float = 3.0
     """Every statistical edge needs its co-occurrence to be this many (exact-test) standard errors above
     the effect's base rate; without it, thousands of rare event pairs would yield chance edges."""
