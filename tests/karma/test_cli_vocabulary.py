@@ -533,3 +533,29 @@ def test_an_old_spelling_notes_its_new_one_at_a_terminal_only(monkeypatch, capsy
     assert note(None, Param(), 3) == 3
     assert note(None, Param(), None) is None  # not given: no note
     assert capsys.readouterr().err == "note: --jobs is deprecated; use --workers\n"
+
+
+def deprecated_flags(path_name: str, text: str) -> list[str]:
+    """Old spellings (hidden options, hidden commands) used by a karma command line of a doc."""
+    from tests.karma.test_docs_flags import FLAG, command_lines
+
+    found = []
+    for number, command, words, rest in command_lines(text):
+        if command.hidden:
+            found.append(f"{path_name}:{number}: karma {' '.join(words)}")
+        hidden = {o for p in command.params if p.hidden for o in (*p.opts, *getattr(p, "secondary_opts", []))}
+        found += [
+            f"{path_name}:{number}: karma {' '.join(words)} {f}" for f in FLAG.findall(rest) if f in hidden
+        ]
+    return found
+
+
+def test_docs_teach_the_new_spellings() -> None:
+    root = CLI_DIR.parents[1]
+    docs = [p for p in sorted((root / "docs").glob("*.md")) if p.name != "measurements.md"]  # a dated log
+    found = [f for doc in [*docs, root / "README.md"] for f in deprecated_flags(doc.name, doc.read_text())]
+    assert found == []
+    assert deprecated_flags("x.md", "`karma synth --out w --videos 3` and `karma neo4j pull --out g`") == [
+        "x.md:1: karma synth --videos",
+        "x.md:1: karma neo4j pull",
+    ]
