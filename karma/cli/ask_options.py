@@ -15,6 +15,7 @@ from karma.cli.options import (
     BackendOpt,
     BackendOptOpt,
     BudgetTokensOpt,
+    ClipsDirOpt,
     ConceptFactsOpt,
     ConstrainChoicesOpt,
     FactLinksOpt,
@@ -76,9 +77,7 @@ FeaturesOpt = Annotated[
         "--features", help="Scene features file (default: the QA file's <video>_causal_features.json)."
     ),
 ]
-ClipsOpt = Annotated[
-    Path | None, typer.Option("--clips", help="Clip folder <clips>/<video_id>/scene_NNN.mp4 (VLM).")
-]
+ClipsOpt = ClipsDirOpt
 GraphOpt = Annotated[
     Path | None,
     typer.Option(

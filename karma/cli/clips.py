@@ -13,6 +13,7 @@ import typer
 from karma.cli.options import (
     EXTRACT,
     AnalysisHeightOpt,
+    ForceOpt,
     SampleRateOpt,
     TaggerOpt,
     WorkersOpt,
@@ -39,7 +40,7 @@ def clips(
         help="Output folder: clips/<video_id>/scene_NNN.mp4, <video_id>_causal_features.json, "
         "<video_id>_clips.json, a copy of each QA file, clips_errors.jsonl.",
     ),
-    force: bool = typer.Option(False, "--force", help="Redo videos already cut."),
+    force: ForceOpt = False,
     workers: WorkersOpt = 1,
     sample_rate: SampleRateOpt = EXTRACT.sample_rate_hz,
     analysis_height: AnalysisHeightOpt = EXTRACT.analysis_height,

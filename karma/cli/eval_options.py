@@ -14,10 +14,12 @@ from karma.cli.options import (
     BackendOpt,
     BackendOptOpt,
     BudgetTokensOpt,
+    ClipsDirOpt,
     ConceptFactsOpt,
     ConstrainChoicesOpt,
     ExecutorOpt,
     FactLinksOpt,
+    FoldSeedOpt,
     KOpt,
     LenientOpt,
     MaxErrorRateOpt,
@@ -34,7 +36,7 @@ from karma.cli.options import (
 
 __all__ = [
     "AnswerModeOpt", "BackendOpt", "BackendOptOpt", "BudgetTokensOpt", "ConceptFactsOpt",
-    "ConstrainChoicesOpt", "ExecutorOpt", "FactLinksOpt", "KOpt", "LenientOpt", "MaxErrorRateOpt",
+    "ConstrainChoicesOpt", "ExecutorOpt", "FactLinksOpt", "FoldSeedOpt", "KOpt", "LenientOpt", "MaxErrorRateOpt",
     "ModelOpt", "PipelineOpt", "ProgressOpt", "RetrieverOpt", "ScorePickOpt", "ShardOpt", "ShardsOpt",
     "TaskOptOpt", "TemplateOpt",
 ]  # fmt: skip
@@ -80,10 +82,7 @@ WholeCorpusGraphOpt = Annotated[
 GraphOpt = Annotated[
     Path | None, typer.Option("--graph", help="Use this prebuilt graph (folder or file) for every video.")
 ]
-FoldSeedOpt = Annotated[int, typer.Option(help="Seed of the fold split.")]
-ClipsOpt = Annotated[
-    Path | None, typer.Option(help="VLM: folder with one folder of scene_NNN.mp4 per video.")
-]
+ClipsOpt = ClipsDirOpt
 MaxTokensOpt = Annotated[
     int | None, typer.Option(help="Output budget (same in both arms; default 32, --preset paper 16).")
 ]

@@ -14,6 +14,7 @@ from karma.cli.options import (
     EXTRACT,
     AnalysisHeightOpt,
     ExecutorOpt,
+    ForceOpt,
     ProgressOpt,
     RayAddressOpt,
     SampleRateOpt,
@@ -37,7 +38,6 @@ OutOpt = Annotated[
         "clips/<id>/scene_NNN.mp4, extract_errors.jsonl.",
     ),
 ]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Redo videos whose feature file already exists.")]
 CutThresholdOpt = Annotated[
     float, typer.Option("--cut-threshold", help="ContentDetector cut threshold (HSV change).")
 ]

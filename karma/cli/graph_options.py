@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from karma.cli.options import LenientOpt
+from karma.cli.options import FoldSeedOpt, LenientOpt
 
-__all__ = ["LenientOpt"]
+__all__ = ["FoldSeedOpt", "LenientOpt"]
 """Shared with karma data, eval: one spelling, ``--lenient/--strict``."""
 
 DataOpt = Annotated[
@@ -36,7 +36,6 @@ FoldsOpt = Annotated[
 FoldOpt = Annotated[
     int, typer.Option("--fold", help="0-based fold to leave out of the build (needs --folds).")
 ]
-FoldSeedOpt = Annotated[int, typer.Option("--fold-seed", help="Seed of the fold assignment.")]
 MinSupportOpt = Annotated[
     int, typer.Option("--min-support", help="Minimum co-occurring transitions per edge.")
 ]

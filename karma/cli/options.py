@@ -7,6 +7,7 @@ becomes typer's usage error naming the flag.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
@@ -176,6 +177,12 @@ LenientOpt = Annotated[
         "--lenient/--strict",
         help="lenient: keep every valid record and list the rest; strict: refuse data with any error.",
     ),
+]
+FoldSeedOpt = Annotated[int, typer.Option("--fold-seed", help="Seed of the split of the videos into folds.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Redo videos whose output already exists.")]
+ClipsDirOpt = Annotated[
+    Path | None,
+    typer.Option("--clips", help="VLM: the clip folder, <clips>/<video_id>/scene_NNN.mp4."),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed -> identical output).")]
 TransitionOpt = Annotated[

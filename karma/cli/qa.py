@@ -12,6 +12,7 @@ from karma.cli.options import (
     VERIFY,
     BackendOpt,
     BackendOptOpt,
+    FoldSeedOpt,
     MaxErrorRateOpt,
     SeedOpt,
 )
@@ -38,9 +39,7 @@ def make(
     folds: int = typer.Option(
         QA_MAKE.folds, "--folds", min=2, help="Folds by video without --graph (as karma eval)."
     ),
-    fold_seed: int = typer.Option(
-        QA_MAKE.fold_seed, "--fold-seed", help="Seed of the fold assignment (as karma eval)."
-    ),
+    fold_seed: FoldSeedOpt = QA_MAKE.fold_seed,
     variables: str | None = typer.Option(
         None,
         "--variables",

@@ -13,6 +13,7 @@ import typer
 from karma.cli.options import (
     DeviceOpt,
     EmbedModelOpt,
+    KOpt,
     RetrieverOpt,
     RetrieverOptionsOpt,
     TransitionOpt,
@@ -54,7 +55,6 @@ FeaturesOpt = Annotated[
         help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
     ),
 ]
-KOpt = Annotated[int, typer.Option("--k", min=1, help="Number of facts.")]
 BudgetTokensOpt = Annotated[
     int,
     typer.Option(
