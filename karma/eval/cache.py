@@ -27,14 +27,39 @@ CACHE_SCHEMA_VERSION = 1
 
 
 def cache_key(settings: Mapping[str, object], model_id: str, request: ChatRequest) -> str:
-    """sha256 over the backend settings, the model id and the full request."""
-    payload = {
+    """sha256 over the backend settings, the model id and the full request, plus the bytes of every
+    local media file the request names (a clip or image replaced at the same path is a miss, not a
+    stale answer). A text-only request's key is what it always was."""
+    payload: dict[str, object] = {
         "schema": CACHE_SCHEMA_VERSION,
         "settings": dict(settings),
         "model_id": model_id,
         "request": request.model_dump(mode="json"),
     }
+    media = media_hashes(request)
+    if media:
+        payload["media"] = media
     return canonical_hash(payload)
+
+
+def media_hashes(request: ChatRequest) -> dict[str, str]:
+    """``file://`` URL -> sha256 of the file's bytes (``missing`` when unreadable) for each media part."""
+    import hashlib
+    from urllib.parse import unquote, urlparse
+
+    out: dict[str, str] = {}
+    for message in request.messages:
+        if isinstance(message.content, str):
+            continue
+        for part in message.content:
+            url = part.url or ""
+            if not url.startswith("file://") or url in out:
+                continue
+            try:
+                out[url] = hashlib.sha256(Path(unquote(urlparse(url).path)).read_bytes()).hexdigest()
+            except OSError:
+                out[url] = "missing"
+    return out
 
 
 def request_hash(request: ChatRequest) -> str:

@@ -29,13 +29,13 @@ from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition, normalize_question_type
 from karma.eval import hygiene
-from karma.eval.cache import CACHE_FILE_NAME, ResponseCache
+from karma.eval.cache import ResponseCache
 from karma.eval.config import EvalConfig
+from karma.eval.driver import Work, answer, batching, open_response_cache
 from karma.eval.graphs import GraphPlan
 from karma.eval.records import BaselineRecord, SampleRecord
 from karma.eval.results import aggregate, timing
 from karma.eval.rundir import RunDir, check_resumable
-from karma.eval.scheduler import Scheduler, Work
 
 CONFIG_SCHEMA = 1
 
@@ -323,14 +323,11 @@ class _Evaluation:
 
 
 def _defaults(config: EvalConfig, backend: Any, pending: int = 0) -> tuple[int, int]:
-    preferred = getattr(backend, "preferred_batch_size", None)
-    from pipelines.backends import backend_class
-
-    # a backend that batches inside one call (one forward pass for many sequences) says so itself
-    default = 16 if backend_class(config.backend).batches_in_one_call else 1
-    batch = config.batch_size or (preferred(pending) if callable(preferred) else default)
-    concurrency = config.concurrency or int(getattr(backend, "max_concurrency", 1) or 1)
-    return batch, concurrency
+    """--batch-size / --concurrency, else the backend's (``karma.eval.driver.batching``)."""
+    return batching(
+        backend, batch_size=config.batch_size, concurrency=config.concurrency, pending=pending,
+        backend_name=config.backend,
+    )  # fmt: skip
 
 
 def _progress_bar(enabled: bool, total: int):
@@ -407,11 +404,10 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
         started = time.perf_counter()
         with _Records(ev, done) as records, _progress_bar(progress, len(todo)) as bar:
             task = bar.add_task(f"eval {config.backend} ckg={'+'.join(config.arms)}", total=len(todo))
-            scheduler = Scheduler(
-                backend, batch_size=batch_size, concurrency=concurrency, cache=cache, guard=guard,
-                advance=lambda: bar.advance(task), thread_prefix="karma-eval",
+            counts = answer(
+                backend, records.works(), records.write, batch_size=batch_size, concurrency=concurrency,
+                cache=cache, guard=guard, advance=lambda: bar.advance(task), purpose="karma-eval",
             )  # fmt: skip
-            counts = scheduler.run(records.works(), records.write)
         elapsed = time.perf_counter() - started
         results = finalize(ev.run, config)
         guard.finish()
@@ -474,13 +470,7 @@ def _open_backend(config: EvalConfig, backend: Any) -> Any:
 
 def _open_cache(config: EvalConfig) -> ResponseCache | None:
     """The response cache of the run (``--cache`` or the shared one), or None with ``--no-cache``."""
-    if not config.use_cache:
-        return None
-    from karma.core.paths import cache_dir
-
-    return ResponseCache(
-        Path(config.cache_path) if config.cache_path else cache_dir("eval") / CACHE_FILE_NAME
-    )
+    return open_response_cache(config.use_cache, config.cache_path)
 
 
 class _Records:

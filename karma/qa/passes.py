@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_bytes, atomic_write_text
 from karma.core.errors import InputError, RunError
 from karma.core.records import Question, Transition, transition_id
+from karma.eval.driver import Work
 from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
-from karma.eval.scheduler import Work
 from karma.qa.make import GROUNDING, load_strict
 
 CACHE = "responses.sqlite"
@@ -101,7 +101,7 @@ class ModelPass:
 
     ``out`` is locked for the pass (``karma.eval.rundir.locked_run_folder``: a second pass on it is
     refused at once, exit 2, naming the holder; a pass refused before its first record leaves no
-    folder). Requests go through the one answering loop (``karma.eval.scheduler.Scheduler``) with the
+    folder). Requests go through the one run driver (``karma.eval.driver.answer``) with the
     response cache ``out/responses.sqlite`` and the error-rate stop (``--max-error-rate``, whole run
     and sliding window, state in ``out/hygiene.json``). A failed request is recorded as an error, never
     as a verdict; :meth:`finish` raises :class:`PassIncomplete` while any question has no verdict, and
@@ -149,8 +149,8 @@ class ModelPass:
     def run(self, works: Iterable[Work], build: Build) -> None:
         """Answer ``works`` (their key: (question id, pass name)); ``build`` makes each verdict."""
         from karma.eval.cache import cache_key
+        from karma.eval.driver import answer
         from karma.eval.hygiene import ErrorGuard
-        from karma.eval.scheduler import Scheduler
 
         guard = ErrorGuard(self.out, self.max_error_rate, stale=())
         guard.start()
@@ -165,10 +165,15 @@ class ModelPass:
             self.record(record)
 
         concurrency = int(getattr(self.backend, "max_concurrency", 1) or 1)
-        scheduler = Scheduler(
-            self.backend, concurrency=concurrency, cache=self.cache, guard=guard, thread_prefix="karma-qa"
+        counts = answer(
+            self.backend,
+            works,
+            write,
+            concurrency=concurrency,
+            cache=self.cache,
+            guard=guard,
+            purpose="karma-qa",
         )
-        counts = scheduler.run(works, write)
         self.asked += counts.answered
         self.from_cache += counts.cached
         guard.finish()

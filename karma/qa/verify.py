@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition
-from karma.eval.scheduler import Work
+from karma.eval.driver import Work
 from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
 
 RECORDS = "verify.jsonl"

@@ -207,8 +207,8 @@ def run_oe(
     in the backend are asked again; past ``max_error_rate`` the call stops (``ErrorRateExceeded``).
     The data is read (and refused) before the folder is created.
     """
+    from karma.eval.driver import Work, answer
     from karma.eval.hygiene import ErrorGuard
-    from karma.eval.scheduler import Scheduler, Work
     from karma.tasks.runner import locked_run_folder
     from pipelines.answering import request_hash
 
@@ -238,7 +238,7 @@ def run_oe(
                     )
                 )  # fmt: skip
 
-            counts = Scheduler(backend, guard=guard, thread_prefix="karma-oe").run(works, write)
+            counts = answer(backend, works, write, guard=guard, purpose="karma-oe")
         guard.finish()
     return counts.answered
 
@@ -387,9 +387,9 @@ def judge_run(
     answer has no judgment the pass raises :class:`JudgeIncomplete` (exit 1) and a rerun asks exactly
     those again.
     """
+    from karma.eval.driver import Work, answer
     from karma.eval.hygiene import ErrorGuard
     from karma.eval.rundir import locked_run_folder
-    from karma.eval.scheduler import Scheduler, Work
     from pipelines.answering import request_hash
 
     run = Path(run_dir)
@@ -424,7 +424,7 @@ def judge_run(
                     print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
 
             judged = itertools.count(1)
-            Scheduler(backend, guard=guard, thread_prefix="karma-judge").run(works, write)
+            answer(backend, works, write, guard=guard, purpose="karma-judge")
         guard.finish()
         result = summarize_judgments(run)
         if result["backend_errors"]:

@@ -45,6 +45,8 @@ EXECUTION_FIELDS = frozenset(
         "concurrency",
         "max_error_rate",
         "allow_backend_errors",
+        "use_cache",
+        "cache_path",
     }
 )
 IDENTITY_DEFAULTS: dict[str, object] = {"model": None, "temperature": 0.0, "seed": 0}
@@ -82,10 +84,14 @@ class TaskRunConfig(BaseModel):
     """Answer only the first N items."""
     categories: list[str] | None = None
     """Answer only items of these categories."""
-    batch_size: int = Field(1, ge=1)
-    """Requests per backend call."""
-    concurrency: int = Field(1, ge=1)
-    """Backend calls in flight at once."""
+    batch_size: int | None = Field(None, ge=1)
+    """Requests per backend call (None: the backend's, ``karma.eval.driver.batching``)."""
+    concurrency: int | None = Field(None, ge=1)
+    """Backend calls in flight at once (None: the backend's ``max_concurrency`` or 1)."""
+    use_cache: bool = True
+    """Read and write the response cache (greedy requests only; ``--no-cache`` turns it off)."""
+    cache_path: str | None = None
+    """The response cache file (``--cache``; default: the one shared with ``karma eval``)."""
     max_error_rate: float = Field(DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
     """Stop once more than this share of this call's requests failed in the backend (1 = never)."""
     allow_backend_errors: bool = False
@@ -112,6 +118,8 @@ class TaskRunSummary(BaseModel):
     """Pairs found finished and skipped (pairs whose last request failed in the backend are retried)."""
     answered: int
     """Pairs answered by this call (backend errors included)."""
+    cache_hits: int = 0
+    """Of those, answered from the response cache."""
     elapsed_s: float
     """Wall time of the answering loop."""
     data_problems: int = 0
@@ -164,7 +172,8 @@ class _Prepared:
 
 
 def prepare_task(config: TaskRunConfig) -> _Prepared:
-    """Task, arms, data, selection and templates, each refused (InputError) before any work."""
+    """Task, arms, data, selection, templates and the response cache, each refused (InputError)
+    before any work."""
     task = build_task(config)
     if task.kind != "mcq":
         raise InputError(f"task {task.name} is an analysis, not answered by a model (see docs/tasks.md)")
@@ -174,6 +183,10 @@ def prepare_task(config: TaskRunConfig) -> _Prepared:
         raise InputError(f"{', '.join(data.files) or config.data}: no valid {task.name} item to answer")
     items = select_items(data.items, config)
     templates = {arm: task.template(arm) for arm in arms}
+    if config.use_cache and config.cache_path:  # a --cache that is a folder: refused before the run folder
+        from karma.eval.cache import ResponseCache
+
+        ResponseCache(Path(config.cache_path)).close()
     return _Prepared(task=task, arms=arms, data=data, items=items, templates=templates)
 
 
@@ -240,7 +253,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
             guard = ErrorGuard(out, config.max_error_rate)
             guard.start()
             started = time.perf_counter()
-            answered = _answer(config, prep, backend, todo, out, guard, progress)
+            counts = _answer(config, prep, backend, todo, out, guard, progress)
             elapsed = time.perf_counter() - started
             results = finalize_task(out)
             guard.finish()
@@ -254,7 +267,8 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
         run_dir=str(out),
         selected=selected,
         already_done=selected - len(todo),
-        answered=answered,
+        answered=counts.answered,
+        cache_hits=counts.cached,
         elapsed_s=elapsed,
         data_problems=len(prep.data.problems),
         backend_errors=backend_error_count(results),
@@ -266,7 +280,9 @@ def _request(config: TaskRunConfig, prep: _Prepared, item: TaskItem, arm: str, m
     return request.model_copy(update={"temperature": config.temperature, "seed": config.seed})
 
 
-def _sample(prep: _Prepared, item: TaskItem, arm: str, request: Any, completion: Any) -> TaskSample:
+def _sample(
+    prep: _Prepared, item: TaskItem, arm: str, request: Any, completion: Any, cached: bool = False
+) -> TaskSample:
     from pipelines.answering import request_hash
     from pipelines.parsing import parse_answer
 
@@ -291,7 +307,8 @@ def _sample(prep: _Prepared, item: TaskItem, arm: str, request: Any, completion:
         correct=not failed and parsed.letter is not None and parsed.letter == item.answer,
         error=completion.error,
         finish_reason=completion.finish_reason,
-        latency_s=completion.latency_s,
+        latency_s=0.0 if cached else completion.latency_s,
+        cached=cached,
     )
 
 
@@ -303,33 +320,41 @@ def _answer(
     out: Path,
     guard: ErrorGuard,
     progress: bool,
-) -> int:
-    """Answer ``todo`` through the one scheduler (``karma.eval.scheduler``: batches of
-    ``config.batch_size``, up to ``config.concurrency`` calls in flight, ``guard`` stopping the run past
-    ``--max-error-rate``), appending each record as it comes back (fsynced)."""
-    from karma.eval.scheduler import Scheduler, Work
+) -> Any:
+    """Answer ``todo`` through the one run driver (``karma.eval.driver``): the response cache (unless
+    ``--no-cache``), the backend's batch and concurrency unless given, ``guard`` stopping the run past
+    ``--max-error-rate``; each record is appended as it comes back (fsynced)."""
+    from karma.eval.driver import Work, answer, batching, open_response_cache
 
     works = (
         Work((item.id, arm), _request(config, prep, item, arm, out / "media"), item) for item, arm in todo
     )
+    batch_size, concurrency = batching(
+        backend, batch_size=config.batch_size, concurrency=config.concurrency, pending=len(todo),
+        backend_name=config.backend,
+    )  # fmt: skip
     written = 0
-    with JsonlAppender(out / "samples.jsonl") as samples:
+    cache = open_response_cache(config.use_cache, config.cache_path)
+    try:
+        with JsonlAppender(out / "samples.jsonl") as samples:
 
-        def write(work: Work, completion: Any, cached: bool) -> None:
-            nonlocal written
-            samples.append(_sample(prep, work.payload, work.key[1], work.request, completion))
-            written += 1
-            if progress:
-                print(f"\r{prep.task.name}: {written}/{len(todo)}", end="", file=sys.stderr)
+            def write(work: Work, completion: Any, cached: bool) -> None:
+                nonlocal written
+                samples.append(_sample(prep, work.payload, work.key[1], work.request, completion, cached))
+                written += 1
+                if progress:
+                    print(f"\r{prep.task.name}: {written}/{len(todo)}", end="", file=sys.stderr)
 
-        scheduler = Scheduler(
-            backend, batch_size=config.batch_size, concurrency=config.concurrency, guard=guard,
-            thread_prefix="karma-task",
-        )  # fmt: skip
-        counts = scheduler.run(works, write)
+            counts = answer(
+                backend, works, write, batch_size=batch_size, concurrency=concurrency, cache=cache,
+                guard=guard, purpose="karma-task",
+            )  # fmt: skip
+    finally:
+        if cache is not None:
+            cache.close()
     if progress and todo:
         print(file=sys.stderr)
-    return counts.answered
+    return counts
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
