@@ -128,6 +128,7 @@ def p(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         paths[name] = root / name
 
     wildscore("ws_header_only", ws_header + "\n")
+    wildscore("ws_one", ws_header + "\n" + ws_first + "\n")
     wildscore(
         "ws_etc_absolute", ws_header + "\n" + ws_first.replace("images/syn001.png", "/etc/hostname") + "\n"
     )
@@ -547,17 +548,19 @@ ROWS: list[Row] = [
         2,
         "--answer-mode",
     ),
+    # task runs honour --cache / --no-cache (issue 38): a --cache that is a folder is refused, and
+    # --no-cache reaches the data check
     R(
-        "eval-task-cache",
-        "eval --task wildscore --data {ws_header_only} --out {tmp}/t8 --cache {tmp}/c.sqlite",
+        "eval-task-cache-folder",
+        "eval --task wildscore --data {ws_one} --out {tmp}/t8 --cache {tmp}",
         2,
-        "--cache",
+        "--cache is a folder",
     ),
     R(
         "eval-task-no-cache",
         "eval --task wildscore --data {ws_header_only} --out {tmp}/t9 --no-cache",
         2,
-        "--no-cache",
+        "data.csv",
     ),
     R(
         "eval-task-header-only",

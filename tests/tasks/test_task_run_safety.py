@@ -51,8 +51,6 @@ def _error_lines(output: str) -> list[str]:
         ("wildscore", ["--shard", "0/2"], "--shard"),
         ("wildscore", ["--executor", "ray"], "--executor"),
         ("wildscore", ["--answer-mode", "loglik"], "--answer-mode"),
-        ("wildscore", ["--no-cache"], "--no-cache"),
-        ("wildscore", ["--cache", "x.sqlite"], "--cache"),
         ("wildscore", ["--ckg", "on"], "--ckg"),
         ("wildscore", ["--retriever", "none"], "--retriever"),
         ("wildscore", ["--k", "3"], "--k"),
