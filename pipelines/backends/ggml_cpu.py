@@ -2,9 +2,9 @@
 
 scripts/setup.sh installs llama-cpp-python built with runtime CPU dispatch (``GGML_BACKEND_DL=ON``,
 ``GGML_CPU_ALL_VARIANTS=ON``; scripts/build_llama_wheel.sh): the CPU backend is not linked into
-``libggml.so`` but shipped as one loadable module per x86 instruction-set level
-(``libggml-cpu-haswell.so``, ``-skylakex``, ``-icelake``, ``-sapphirerapids`` ...) in
-``llama_cpp/lib``. Each module reports a score for the CPU it runs on (0: cannot run here), and ggml
+``libggml.so`` but shipped as one loadable module per x86 instruction-set level in
+``llama_cpp/lib`` (``libggml-cpu-x64.so``, ``-haswell``, ``-skylakex``, ``-icelake``, ``-zen4`` by
+default; ggml's whole list with ``KARMA_LLAMA_CPU_VARIANTS=all``). Each module reports a score for the CPU it runs on (0: cannot run here), and ggml
 loads the best one when the first model is created (``llama_backend_init``).
 
 ggml looks for those modules only in the interpreter's folder and the working directory, and
