@@ -18,13 +18,23 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DEMO = {"qa_file": "synthVid002_qa.json", "transition": 0, "question_index": 0}
-"""The sample question the demo asks: its answer goes against a model's prior and the graph's rule
-decides it (screened with the default model, graph on and off: docs/pipelines.md, "make demo")."""
+DEMO = {"qa_file": "synthVid002_qa.json", "transition": 0, "question_index": 1}
+"""The sample question the demo asks: the first question scripts/screen_demo.py lists as a flip (the
+reading model wrong without the graph, right with it; its output: docs/pipelines.md, "make demo").
+The demo does not trust this: it asks the model both ways and prints what it gets."""
+
+
+def demo_question_id() -> str:
+    """``DEMO`` as a question id (``synthVid002/t000/q1``), the form scripts/screen_demo.py prints."""
+    video = DEMO["qa_file"].removesuffix("_qa.json")
+    return f"{video}/t{DEMO['transition']:03d}/q{DEMO['question_index']}"
+
+
 WIDTH = 44
 
 
@@ -44,6 +54,17 @@ def _verdict(result) -> str:  # type: ignore[no-untyped-def]
     return f"{letter}) {text}  [{mark}]" if letter else f"no answer ({result.answer.parse_status})"
 
 
+def _machine_load() -> str:
+    """The machine's load beside the model time: on a shared machine the same answer takes longer."""
+    import os
+
+    try:
+        one_minute = Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return f"{len(os.sched_getaffinity(0))} cores"
+    return f"load average {one_minute} on {len(os.sched_getaffinity(0))} cores"
+
+
 def deciding_line(result):  # type: ignore[no-untyped-def]
     """The prompt's first fact line that names the right answer's event (its ``[option x: ...]``)."""
     for line in result.fact_lines:
@@ -52,14 +73,26 @@ def deciding_line(result):  # type: ignore[no-untyped-def]
     return None
 
 
-def main() -> int:
+def demo_settings(backend_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The demo's ``AskConfig`` fields but the question: karma ask's defaults (the reading model on
+    llamacpp, its default answer mode) with ``--fact-links options``. scripts/screen_demo.py screens
+    with the same, so the question it picks answers in the demo as it did there."""
     from karma.cli.default_model import command_answer_mode, command_model
+
+    return {
+        "model": command_model(None, "llamacpp", []),
+        "answer_mode": command_answer_mode(None, "llamacpp", constrained=False, preset=None),
+        "fact_links": "options",
+        "backend_options": dict(backend_options or {}),
+    }
+
+
+def main() -> int:
     from pipelines.ask import SAMPLE_DIR, AskConfig, AskError, AskSession
     from pipelines.fact_lines import READABLE_LEGEND
 
-    model = command_model(None, "llamacpp", [])
-    settings = dict(DEMO, qa_file=SAMPLE_DIR / DEMO["qa_file"], model=model, fact_links="options")
-    settings["answer_mode"] = command_answer_mode(None, "llamacpp", constrained=False, preset=None)
+    settings = {**demo_settings(), **DEMO, "qa_file": SAMPLE_DIR / DEMO["qa_file"]}
+    model = settings["model"]
     session = AskSession()
     try:
         results = {}
@@ -99,7 +132,7 @@ def main() -> int:
     model_s = off.answer.latency_s + on.answer.latency_s
     load = off.timings_s["backend_load"] + on.timings_s["backend_load"]
     print(f"Model time: {model_s:.1f} s answering (without {off.answer.latency_s:.1f}, with "
-          f"{on.answer.latency_s:.1f}), {load:.1f} s loading")  # fmt: skip
+          f"{on.answer.latency_s:.1f}), {load:.1f} s loading; {_machine_load()}")  # fmt: skip
     if off.answer.letter != q.answer and on.answer.letter == q.answer:
         print("Verdict: the graph changed the answer from wrong to right.")
     elif on.answer.letter == off.answer.letter:
