@@ -31,6 +31,9 @@ app = typer.Typer(
         "Retrieval-augmented causal question answering for music videos (Karma-MV).\n\n"
         "Stages: synth (a world with known causes) -> extract (features from mp4) -> graph build "
         "(causal knowledge graph) -> retrieve -> ask / eval (graph on vs off) -> report.\n\n"
+        "One vocabulary: an option means the same in every command that has it (-b backend, -m model, "
+        "-j workers, -s seed, -t transition, -q question, -T task option, --format text|json, "
+        "--lenient/--strict); old spellings still work.\n\n"
         "Errors: one line on stderr; exit 2 for bad input, 1 for a failed run. Add --debug anywhere "
         "(or set KARMA_DEBUG=1) for the traceback. See docs/reliability.md."
     ),
@@ -50,7 +53,7 @@ graph.app.command("pull")(neo4j.pull)
 app.add_typer(
     graph.app,
     name="graph",
-    help="Build, inspect, import/export, push to and pull from Neo4j the causal graph.",
+    help="Build, inspect, score and import/export the causal graph; push it to and pull it from Neo4j.",
 )
 app.command("retrieve")(retrieve.retrieve)
 app.command("ask")(ask.ask)

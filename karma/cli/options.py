@@ -364,11 +364,35 @@ TaskOptOpt = Annotated[
 # -- help pages ------------------------------------------------------------------------------------
 
 
+PANELS: dict[str, tuple[str, ...]] = {
+    "Data and output": ("--data", "--out", "--lenient", "--qa", "--features", "--clips", "--types", "--videos",
+                        "--limit", "--limit-order", "--format", "--show-prompt", "--log-prompts", "--report",
+                        "--question", "--question-index", "--transition", "--option", "--type", "--video",
+                        "--past", "--current", "--task", "--arms", "--task-opt"),
+    "Model and prompt": ("--backend", "--backend-opt", "--model", "--preset", "--pipeline", "--template",
+                         "--max-tokens", "--temperature", "--seed", "--constrain-choices", "--answer-mode",
+                         "--score-pick", "--predictive-audio", "--audio-parts"),
+    "Graph and retrieval": ("--ckg", "--graph", "--min-support", "--whole-corpus-graph", "--folds", "--fold-seed",
+                            "--allow-empty-graph", "--retriever", "--retriever-opt", "--device", "--k",
+                            "--budget-tokens", "--fact-links", "--concept-facts"),
+    "Run": ("--batch-size", "--concurrency", "--cache", "--no-cache", "--bootstrap-resamples", "--progress",
+            "--max-error-rate", "--allow-backend-errors", "--shard", "--executor", "--shards", "--ray-address"),
+}  # fmt: skip
+"""Help panels of the commands with many options (karma eval, ask): one grouping for every command."""
+PANELLED_FROM = 20
+"""A command with at least this many options shows them in :data:`PANELS`."""
+
+
+def _panel(name: str) -> str | None:
+    return next((panel for panel, names in PANELS.items() if name in names), None)
+
+
 def tidy_help(command: Any) -> None:
     """Fix what rich-mode help does to karma's help texts, for a click command tree (in place).
 
     Brackets in help text (``[env NEO4J_URI; default ...]``) are escaped so rich markup does not eat
-    them, and boolean flags get an empty metavar instead of ``<bool>``.
+    them, boolean flags get an empty metavar instead of ``<bool>``, and a command with many options
+    shows them in the same panels everywhere (:data:`PANELS`).
     """
     from rich.markup import escape
 
@@ -376,7 +400,11 @@ def tidy_help(command: Any) -> None:
         text = getattr(command, attr, None)
         if text:
             setattr(command, attr, escape(text))
-    for param in getattr(command, "params", []):
+    params = getattr(command, "params", [])
+    for param in params:
+        if len(params) >= PANELLED_FROM and getattr(param, "rich_help_panel", "") is None:
+            longs = [o for o in getattr(param, "opts", []) if o.startswith("--")]
+            param.rich_help_panel = _panel(longs[0]) if longs else None
         if getattr(param, "help", None):
             param.help = escape(param.help)
         if getattr(param, "is_flag", False) and param.metavar is None:

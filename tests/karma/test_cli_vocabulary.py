@@ -541,3 +541,15 @@ def test_docs_teach_the_new_spellings() -> None:
         "x.md:1: karma synth --videos",
         "x.md:1: karma neo4j pull",
     ]
+
+
+def test_long_option_lists_are_grouped_in_the_shared_panels() -> None:
+    from karma.cli.options import PANELLED_FROM, PANELS
+
+    long_lists = [c for c, cmd in COMMANDS.items() if len(cmd.params) >= PANELLED_FROM]
+    assert {"eval", "ask"} <= set(long_lists)
+    loose = [
+        f"{o.command} {o.name}" for o in VISIBLE if o.command in long_lists and not o.param.rich_help_panel
+    ]
+    assert loose == []  # a new option of eval or ask is given its panel in karma.cli.options.PANELS
+    assert all(o.param.rich_help_panel in PANELS for o in VISIBLE if o.command in long_lists)
