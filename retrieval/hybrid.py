@@ -18,6 +18,10 @@
    loudness never outranks the edge about the contrast the question asks about.
 4. Cut. The top ``k`` (and, when a token budget is set, as many as fit).
 
+The rules of steps 1-4 (seeds, spreading, the relevance terms, the score, the cut and the budget) are
+``retrieval.template``'s, shared with ``neo4j-hybrid``; this module supplies the graph access on node
+rows (``node_key``, ``stated``, ``alternatives``; ``hop`` as a sparse product) and the candidate search.
+
 static+rerank (an index of the static embedding route, ``retrieval.static_embed``): the static vectors
 only propose, per question, the ``rerank_pool`` nearest nodes, nearest edges and candidate edges (by
 their score on static similarities); the exact model's vectors of those texts, computed per text at
@@ -41,16 +45,26 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from retrieval.ann import SIM_DECIMALS, IndexConfig
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
 from retrieval.embed import Embedder, embed_device
-from retrieval.facts import SCORE_DECIMALS, make_fact
+from retrieval.facts import make_fact
 from retrieval.graph_view import GraphView
 from retrieval.index import GraphIndex, load_or_build_index
-from retrieval.query import graph_thresholds, hypothetical_clause, retrieval_text
-from retrieval.serialize import estimate_tokens
+from retrieval.query import graph_thresholds
+from retrieval.template import (
+    HybridConfig,
+    edge_strength,
+    pair_scores,
+    question_texts,
+    seed_activation,
+    spread,
+    spread_terms,
+    top_candidates,
+    within_budget,
+    zero_concepts,
+)
 
 BATCH = 256
 """Queries scored together (sparse batch x node / edge matrices)."""
@@ -59,8 +73,6 @@ PROBE_FACTOR = 4
 score bounds which of the others can still reach the top k."""
 PAIR_CHUNK = 8192
 """(query, candidate edge) pairs whose exact similarities are computed in one step (bounded memory)."""
-RELEVANCE_DECIMALS = 3
-"""Relevance is compared at this precision; within one step the edge strength decides."""
 RERANK_POOL = 400
 """Smallest default ``HybridConfig.rerank_pool`` (measured: docs/retrieval.md, "The static route")."""
 RERANK_TEXTS_PER_SLOT = 100
@@ -96,67 +108,6 @@ def rerank_pool(value: int | None = None, texts: int = 0) -> int:
     if pool < 0:
         raise ValueError(f"the rerank pool must be >= 0, got {pool}")
     return pool
-
-
-class HybridConfig(BaseModel):
-    """Settings of the hybrid retriever (defaults in one place)."""
-
-    hops: int = Field(default=2, ge=0)
-    """How far activation spreads from the seeds (edges)."""
-    node_seeds: int = Field(default=6, ge=0)
-    """Nearest nodes to the question taken as vector seeds."""
-    edge_seeds: int = Field(default=16, ge=0)
-    """Nearest edges to the question added as candidates."""
-    min_similarity: float = 0.2
-    """Vector seeds below this cosine similarity are ignored."""
-    observed_weight: float = 1.0
-    """Activation of an observed visual event."""
-    counterfactual_observed_weight: float = 0.0
-    """Activation of an observed event for counterfactual questions: they ask about another change, and
-    the observed one is what did *not* happen in the hypothetical."""
-    hypothetical_weight: float = 3.0
-    """Weight of the counterfactual clause's node similarities (added to the question's)."""
-    hop_decay: float = 0.3
-    """Activation factor per hop of spreading."""
-    min_activation: float = 0.02
-    """Nodes below this activation do not spread further."""
-    similarity_weight: float = 1.0
-    """Weight of cosine(question, edge text) in the final score."""
-    stated_weight: float = 2.0
-    """Activation of an event the question states in words (``retrieval.stated``; for a
-    counterfactual, in its hypothetical clause): the question's own variable, above what is merely
-    seen on screen (``observed_weight``)."""
-    spread_weight: float = 0.1
-    """Weight of the activation that reached an edge's ends by spreading (not seeded): edges next to
-    the question's variables rank above unrelated ones, but below edges between the variables."""
-    weight_floor: float = 0.25
-    """Share of an edge's strength given regardless of its weight (so weak but relevant edges stay)."""
-    relation_prior: dict[str, float] = Field(
-        default_factory=lambda: {"causes": 1.0, "text_relation": 0.6, "co_moves": 0.3, "instance_of": 0.05}
-    )
-    """Strength factor per edge relation: causes above co-movement, concept links last."""
-    budget_tokens: int | None = Field(default=None, ge=1)
-    """When set, facts are cut to fit this many tokens (estimated as in serialize_facts)."""
-    rerank_pool: int | None = Field(default=None, ge=0)
-    """On the static embedding route only: how many static candidates per question (nearest nodes,
-    nearest edges, and candidate edges by their static score) are re-scored with the exact model's
-    vectors, computed at query time for those texts only (``static+rerank``). ``None``:
-    ``$KARMA_RERANK_POOL``, else chosen by the index's size (``default_rerank_pool``: 400 up to 40,000
-    texts, 1,200 at 120,000, at most 2,000); 0: static similarities only. Ignored on the exact route."""
-
-
-def events_from_deltas(deltas: Mapping[str, float], thresholds: Mapping[str, float]) -> list[str]:
-    """Numeric visual events implied by the deltas under the graph's thresholds (strictly beyond)."""
-    events: list[str] = []
-    for name, delta in sorted(deltas.items()):
-        threshold = thresholds.get(name)
-        if threshold is None:
-            continue
-        if delta > threshold:
-            events.append(f"visual:{name}:up")
-        elif delta < -threshold:
-            events.append(f"visual:{name}:down")
-    return events
 
 
 @dataclass
@@ -291,7 +242,7 @@ class HybridRetriever(Retriever):
         self._max_strength = float(self._strength.max()) if len(edges) else 0.0
         from retrieval.stated import StatedEvents
 
-        self._stated = StatedEvents({node_id: view.title(node_id) for node_id in view.node_ids})
+        self._stated_events = StatedEvents({node_id: view.title(node_id) for node_id in view.node_ids})
         # The alternatives of an event: the other events of its ``modality:variable``.
         variable_rows: dict[str, list[int]] = {}
         for row, node_id in enumerate(view.node_ids):
@@ -413,19 +364,15 @@ class HybridRetriever(Retriever):
     def _embed(self, queries: Sequence[RetrievalQuery]) -> _Batch:
         """The questions' vectors, and their hypothetical clauses' (counterfactuals)."""
         b = len(queries)
-        main_texts = [retrieval_text(q.question) for q in queries]
-        hypo = [
-            hypothetical_clause(q.question) if q.question_type == "counterfactual" else None for q in queries
-        ]
-        hypo_rows = [i for i, text in enumerate(hypo) if text]
-        query_texts: list[str] = main_texts + [hypo[i] for i in hypo_rows]  # type: ignore[list-item]
+        texts = question_texts(queries)
+        query_texts = texts.embedded
         vectors = self.embedder.encode(query_texts)
         # static+rerank: the questions' exact vectors too (static ones propose, exact ones decide)
         exact_vectors = self._exact.encode(query_texts) if self._exact is not None else None
         return _Batch(
             queries=queries,
-            hypo=hypo,
-            hypo_rows=hypo_rows,
+            hypo=texts.clauses,
+            hypo_rows=texts.clause_rows,
             main_vecs=vectors[:b],
             hypo_vecs=vectors[b:],
             main_exact=exact_vectors[:b] if exact_vectors is not None else None,
@@ -433,61 +380,66 @@ class HybridRetriever(Retriever):
         )
 
     def _seeds(self, batch: _Batch) -> tuple[Any, Any]:
-        """(firm, seeds) as (batch x nodes) CSR matrices. Firm: the observed events and the change the
-        question states; seeds: firm plus the nearest nodes (question, and the hypothetical clause),
-        added in this order per query (the same float sums whatever else is in the batch)."""
+        """(firm, seeds) as (batch x nodes) CSR matrices, by the template's seed rules
+        (``retrieval.template.seed_activation``) on node rows; the nearest nodes of the whole batch
+        (question, and the hypothetical clause) come from one search each."""
         config, n = self.config, len(self.view.node_ids)
-        seed_maps: list[dict[int, float]] = [{} for _ in batch.queries]
-        ruled_out: list[set[int]] = [set() for _ in batch.queries]
-        for i, query in enumerate(batch.queries):
-            counterfactual = query.question_type == "counterfactual"
-            weight = config.counterfactual_observed_weight if counterfactual else config.observed_weight
-            observed = set(query.observed_events) | set(
-                events_from_deltas(query.visual_deltas, self.thresholds)
+        sims, rows = self._nearest("node", batch.main_vecs, batch.main_exact, config.node_seeds)
+        hypo_sims, hypo_rows = self._nearest("node", batch.hypo_vecs, batch.hypo_exact, config.node_seeds)
+        hypo_of = batch.hypo_of().tolist()
+        per_query = [
+            seed_activation(
+                config,
+                self,
+                query,
+                batch.hypo[i],
+                _found(sims[i], rows[i]),
+                _found(hypo_sims[hypo_of[i]], hypo_rows[hypo_of[i]]) if hypo_of[i] >= 0 else (),
             )
-            for node_id in sorted(observed):
-                row = self._node_row.get(node_id)
-                if row is not None:
-                    seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight
-            # The change the question itself states (for a counterfactual: its hypothetical clause).
-            for node_id in self._stated(batch.hypo[i] if counterfactual else query.question):
-                row = self._node_row[node_id]
-                seed_maps[i][row] = seed_maps[i].get(row, 0.0) + config.stated_weight
-                # The question states this direction: the embedding's closeness to the other
-                # directions of the variable ("brightness decreases" for "gone up") is not a seed.
-                ruled_out[i].update(self._alternatives.get(row, ()))
-        firm = _rows_matrix(seed_maps, n)  # stated + observed: what relevance counts (step 4)
-        for rows_of, vecs, exact_of, weight in (
-            (list(range(len(batch.queries))), batch.main_vecs, batch.main_exact, 1.0),
-            (batch.hypo_rows, batch.hypo_vecs, batch.hypo_exact, config.hypothetical_weight),
-        ):
-            sims, rows = self._nearest("node", vecs, exact_of, config.node_seeds)
-            for j, i in enumerate(rows_of):
-                for sim, row in zip(sims[j].tolist(), rows[j].tolist(), strict=True):
-                    if row >= 0 and sim >= config.min_similarity and row not in ruled_out[i]:
-                        seed_maps[i][row] = seed_maps[i].get(row, 0.0) + weight * sim
-        return firm, _rows_matrix(seed_maps, n)
+            for i, query in enumerate(batch.queries)
+        ]
+        return _rows_matrix([s.firm for s in per_query], n), _rows_matrix([s.seeds for s in per_query], n)
+
+    # -- the template's graph access (retrieval.template.SeedGraph, SpreadGraph) on node rows --------
+    def node_key(self, node_id: str) -> int | None:
+        """The node's row (sorted node ids), None when the graph has no such node."""
+        return self._node_row.get(node_id)
+
+    def stated(self, text: str | None) -> list[int]:
+        """Rows of the events ``text`` states (``retrieval.stated``)."""
+        return [self._node_row[node_id] for node_id in self._stated_events(text)]
+
+    def alternatives(self, key: int) -> list[int]:
+        """Rows of the other events of the row's ``modality:variable``."""
+        return self._alternatives.get(key, [])
+
+    def hop(self, frontier: Any) -> Any:
+        """(batch x nodes) activation sent one edge on, both directions: a sparse product, so the cost
+        follows the nodes reached, not the graph's size."""
+        return (frontier @ self._spread).tocsr()
+
+    def at_least(self, activation: Any, floor: float) -> Any:
+        """The entries of a (batch x nodes) CSR activation at or above ``floor``."""
+        from scipy import sparse
+
+        keep = activation.data >= floor
+        if keep.all():
+            return activation
+        row_of = np.repeat(np.arange(activation.shape[0]), np.diff(activation.indptr))
+        indptr = np.zeros(activation.shape[0] + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(np.bincount(row_of[keep], minlength=activation.shape[0]))
+        return sparse.csr_matrix(
+            (activation.data[keep], activation.indices[keep], indptr), shape=activation.shape
+        )
+
+    def add(self, left: Any, right: Any) -> Any:
+        return left + right
 
     def _expand(self, seeds: Any) -> tuple[Any, Any]:
-        """(activation, touched edges): activation spreads hop by hop (increments only, so nothing is
-        counted twice), as sparse (batch x nodes) products: the cost follows the nodes reached, not the
-        graph's size. Touched: (batch x edges) COO of the edges next to a reached node."""
-        config = self.config
-        act = seeds
-        step = seeds
-        reached = seeds
-        for hop in range(config.hops):
-            gated = step.copy()
-            gated.data[gated.data < config.min_activation] = 0.0
-            gated.eliminate_zeros()
-            step = (gated @ self._spread).tocsr()
-            if hop < config.hops - 1:
-                reached = reached + step
-            act = act + step
-        mask = reached.copy()
-        mask.data = (mask.data >= config.min_activation).astype(np.float32)
-        mask.eliminate_zeros()
-        return act, (mask @ self._incidence).tocoo()
+        """(activation, touched edges) by the template's spreading (``retrieval.template.spread``).
+        Touched: (batch x edges) COO of the edges next to a reached node."""
+        act, reached = spread(self.config, self, seeds)
+        return act, (reached @ self._incidence).tocoo()
 
     def _candidates(self, batch: _Batch, touched: Any, firm: Any, seeds: Any, act: Any) -> _Pairs:
         """The (question, edge) candidate pairs: edges next to a reached node, plus the question's
@@ -509,19 +461,17 @@ class HybridRetriever(Retriever):
         act.sum_duplicates()
         seeds.sum_duplicates()
         src, tgt = self._src[pair_e], self._tgt[pair_e]
-        spread_src = np.asarray(act[pair_q, src]).ravel() - np.asarray(seeds[pair_q, src]).ravel()
-        spread_tgt = np.asarray(act[pair_q, tgt]).ravel() - np.asarray(seeds[pair_q, tgt]).ravel()
-        # Relevance counts the seeds the question states or the transition shows; a node that is only
-        # near the question in embedding space spreads activation (it reaches candidates) but is no
-        # evidence that an edge is about the question's variables: "key changed" or a mood shift sits
-        # near any question about "the soundtrack", and a concept node near any question naming it.
-        # An edge to a concept node (a variable's name, not a change: "brightness increases" is a
-        # "brightness") says nothing about a cause or an effect: only its event end counts, not the
-        # concept's activation nor the text, which names the question's variable twice.
+        # Relevance counts the firm seeds (stated, observed), the template's rule (step 3): a node only
+        # near the question in embedding space spreads activation but is no evidence.
         firm.sum_duplicates()
         concept = self._concept[src] | self._concept[tgt]
-        spread_src[concept] = 0.0
-        spread_tgt[concept] = 0.0
+        spread_src, spread_tgt = spread_terms(
+            np.asarray(act[pair_q, src]).ravel(),
+            np.asarray(seeds[pair_q, src]).ravel(),
+            np.asarray(act[pair_q, tgt]).ravel(),
+            np.asarray(seeds[pair_q, tgt]).ravel(),
+            concept,
+        )
         return _Pairs(
             query=pair_q,
             edge=pair_e,
@@ -558,7 +508,7 @@ class HybridRetriever(Retriever):
         if in_hypo.any():
             hypo_sims = self._pair_similarities(hypo_of[in_hypo], columns[in_hypo], q_hypo, table)
             sims[in_hypo] = np.maximum(sims[in_hypo], hypo_sims)
-        sims[pairs.concept[positions]] = 0.0
+        zero_concepts(pairs.concept[positions], sims)
         return pair_scores(
             self.config,
             pairs.seed_src[positions],
@@ -654,63 +604,20 @@ class HybridRetriever(Retriever):
         order = top_candidates(columns, scores, k)
         if order.size == 0:
             return RetrievalResult(retriever=self.name, graph_hash=self.view.content_hash)
-        facts: list[Fact] = []
-        used = 0
-        for column, score in zip(columns[order].tolist(), scores[order].tolist(), strict=True):
-            fact = self._fact(column, float(score))
-            if self.config.budget_tokens is not None:
-                cost = estimate_tokens(fact.text)
-                if used + cost > self.config.budget_tokens:
-                    break
-                used += cost
-            facts.append(fact)
+        ranked = (
+            self._fact(column, float(score))
+            for column, score in zip(columns[order].tolist(), scores[order].tolist(), strict=True)
+        )
+        facts = within_budget(ranked, self.config.budget_tokens)
         return RetrievalResult(retriever=self.name, facts=facts, graph_hash=self.view.content_hash)
 
     def retrieve(self, query: RetrievalQuery, k: int = 10) -> RetrievalResult:
         return self.retrieve_many([query], k)[0]
 
 
-def edge_strength(config: HybridConfig, relation: str, weight: float, max_weight: float) -> float:
-    """Relation prior x (floor + (1 - floor) x weight / max weight): how strongly an edge spreads."""
-    floor = config.weight_floor
-    return config.relation_prior.get(relation, 0.0) * (floor + (1 - floor) * max(weight, 0.0) / max_weight)
-
-
-def pair_scores(
-    config: HybridConfig,
-    seed_src: np.ndarray,
-    seed_tgt: np.ndarray,
-    spread_src: np.ndarray,
-    spread_tgt: np.ndarray,
-    edge_sims: np.ndarray,
-    strength: np.ndarray,
-    max_strength: float,
-) -> np.ndarray:
-    """The ranking formula on candidate (query, edge) pairs (module docstring, step 3); the Neo4j
-    retriever scores the candidates the database returns with this same function."""
-    relevance = (
-        seed_src
-        + seed_tgt
-        + config.similarity_weight * np.maximum(edge_sims, 0.0)
-        + config.spread_weight * (spread_src + spread_tgt)
-    )
-    # Relevance first; the strength (< 1, scaled below one relevance step) only breaks its ties.
-    step_size = 10.0**-RELEVANCE_DECIMALS
-    tie = strength / (max_strength or 1.0) * step_size * 0.5
-    return np.round(np.round(relevance, RELEVANCE_DECIMALS) + tie, SCORE_DECIMALS)
-
-
-def top_candidates(order_keys: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the best ``k`` scores, ties by ``order_keys`` ascending (edge columns, i.e. sorted
-    edge ids), every tie at the boundary considered."""
-    if k <= 0 or scores.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    positions = np.flatnonzero(np.isfinite(scores))  # candidates whose score was not needed are -inf
-    if positions.size > k:
-        finite = scores[positions]
-        kth = np.partition(finite, finite.size - k)[finite.size - k]
-        positions = positions[finite >= kth]
-    return positions[np.lexsort((order_keys[positions], -scores[positions]))][:k]
+def _found(sims: np.ndarray, rows: np.ndarray) -> list[tuple[int, float]]:
+    """A search result row as (node row, similarity) pairs, without the padding (row -1)."""
+    return [(row, sim) for sim, row in zip(sims.tolist(), rows.tolist(), strict=True) if row >= 0]
 
 
 def _rows_matrix(rows: list[dict[int, float]], width: int):

@@ -17,9 +17,12 @@ transaction):
 4. Candidates: every relationship next to a reached node, plus the question's nearest relationships
    from the per-type relationship vector indexes; for each the database returns the exact
    similarities to the question (and the hypothetical clause) and its ends.
-5. Rank: the candidates are scored by ``retrieval.hybrid.pair_scores`` (the in-memory retriever's own
-   formula function, so the two cannot drift) and cut to ``k`` with ties by edge id; the facts' text
-   and statistics are read back for the top ``k`` only.
+5. Rank: the candidates are scored by ``retrieval.template.pair_scores`` and cut to ``k`` with ties by
+   edge id; the facts' text and statistics are read back for the top ``k`` only.
+
+Steps 2, 3 and 5 run the template the in-memory retriever runs (``retrieval.template``: seed rules,
+spreading, relevance terms, score, cut, budget), so the two cannot drift; this module supplies the
+graph access (``_CypherGraph``: node ids, dict activations, one query per hop) and the queries.
 
 Vectors come from ``karma graph push GRAPH --embeddings`` (the same cached index the in-memory hybrid
 uses), and question vectors from the same ``Embedder.encode``, so on the same graph both retrievers
@@ -44,10 +47,20 @@ from retrieval.ann import SIM_DECIMALS
 from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
 from retrieval.embed import Embedder, embed_device
 from retrieval.facts import make_fact
-from retrieval.hybrid import HybridConfig, edge_strength, events_from_deltas, pair_scores, top_candidates
 from retrieval.leakage import SplitLeakageError
-from retrieval.query import graph_thresholds, hypothetical_clause, retrieval_text
-from retrieval.serialize import estimate_tokens
+from retrieval.query import graph_thresholds
+from retrieval.template import (
+    HybridConfig,
+    edge_strength,
+    pair_scores,
+    question_texts,
+    seed_activation,
+    spread,
+    spread_terms,
+    top_candidates,
+    within_budget,
+    zero_concepts,
+)
 
 if TYPE_CHECKING:
     import neo4j
@@ -259,6 +272,7 @@ class Neo4jHybridRetriever(Retriever):
 
         titles = {r["id"]: r["title"] if r["title"] is not None else r["id"] for r in records}
         self._concepts = {r["id"] for r in records if r["kind"] == "concept"}
+        self._titles = titles
         self._stated = StatedEvents(titles)
         variables: dict[str, list[str]] = {}
         for node_id in sorted(titles):
@@ -326,65 +340,18 @@ class Neo4jHybridRetriever(Retriever):
         k: int,
         clause: str | None = None,
     ):
-        seeds, firm = self._seeds(tx, query, main, hypo, clause)
-        act, reached = self._spread(tx, seeds)
+        graph = _CypherGraph(self, tx)
+        near_question = self._node_seeds(tx, main)
+        near_clause = self._node_seeds(tx, hypo) if hypo is not None else []
+        start = seed_activation(self.config, graph, query, clause, near_question, near_clause)
+        act, reached = spread(self.config, graph, start.seeds)
         records = self._candidate_records(tx, reached, main, hypo)
         if not records:
             return RetrievalResult(retriever=self.name, graph_hash=self.content_hash)
         ids = np.array([r["id"] for r in records])
-        scores = self._scores(records, seeds, firm, act, hypo is not None)
+        scores = self._scores(records, start.seeds, start.firm, act, hypo is not None)
         order = top_candidates(ids, scores, k)
         return self._facts(tx, [records[i]["eid"] for i in order], [float(scores[i]) for i in order])
-
-    def _seeds(
-        self, tx, query: RetrievalQuery, main: list[float], hypo: list[float] | None, clause: str | None
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Step 1: the seeds, added in the in-memory retriever's order (observed events, question,
-        clause), and the firm ones (stated + observed) that relevance counts."""
-        config = self.config
-        weight = (
-            config.counterfactual_observed_weight
-            if query.question_type == "counterfactual"
-            else config.observed_weight
-        )
-        seeds: dict[str, float] = {}
-        for node_id in sorted(
-            set(query.observed_events) | set(events_from_deltas(query.visual_deltas, self.thresholds))
-        ):
-            seeds[node_id] = seeds.get(node_id, 0.0) + weight
-        # the change the question states (a counterfactual: its hypothetical clause); its variable's
-        # other directions take no vector seed
-        ruled_out: set[str] = set()
-        for node_id in self._stated(clause if query.question_type == "counterfactual" else query.question):
-            seeds[node_id] = seeds.get(node_id, 0.0) + config.stated_weight
-            ruled_out.update(self._alternatives.get(node_id, ()))
-        firm = dict(seeds)
-        for node_id, sim in self._node_seeds(tx, main):
-            if node_id not in ruled_out:
-                seeds[node_id] = seeds.get(node_id, 0.0) + 1.0 * sim
-        if hypo is not None:
-            for node_id, sim in self._node_seeds(tx, hypo):
-                if node_id not in ruled_out:
-                    seeds[node_id] = seeds.get(node_id, 0.0) + config.hypothetical_weight * sim
-        return seeds, firm
-
-    def _spread(self, tx, seeds: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
-        """Step 2: the expansion, one Cypher query per hop: every node's activation, and the nodes
-        reached before the last hop."""
-        config = self.config
-        params = self._params()
-        act = dict(seeds)
-        reached = dict(seeds)
-        step = seeds
-        for hop in range(config.hops):
-            frontier = [{"id": i, "act": a} for i, a in sorted(step.items()) if a >= config.min_activation]
-            step = {}
-            if frontier:
-                step = {r["id"]: float(r["a"]) for r in tx.run(SPREAD_QUERY, frontier=frontier, **params)}
-            if hop < config.hops - 1:
-                reached = _add(reached, step)
-            act = _add(act, step)
-        return act, reached
 
     def _candidate_records(
         self, tx, reached: dict[str, float], main: list[float], hypo: list[float] | None
@@ -394,7 +361,7 @@ class Neo4jHybridRetriever(Retriever):
         return list(
             tx.run(
                 self._candidate_query,
-                reached=sorted(i for i, a in reached.items() if a >= config.min_activation),
+                reached=sorted(reached),  # the template's reached nodes (at or above min_activation)
                 types=self._types,
                 rel_indexes=self._rel_indexes if config.edge_seeds > 0 else [],
                 candidates=self._candidates(config.edge_seeds),
@@ -418,17 +385,20 @@ class Neo4jHybridRetriever(Retriever):
         sims = np.array([float(r["sim"]) for r in records])
         if has_hypo:
             sims = np.maximum(sims, np.array([float(r["hsim"]) for r in records]))
-        spread_src = np.array([act.get(r["source"], 0.0) - seeds.get(r["source"], 0.0) for r in records])
-        spread_tgt = np.array([act.get(r["target"], 0.0) - seeds.get(r["target"], 0.0) for r in records])
-        # relevance counts the firm seeds; an edge to a concept node counts only its event end
-        seed_src = np.array([firm.get(r["source"], 0.0) for r in records])
-        seed_tgt = np.array([firm.get(r["target"], 0.0) for r in records])
         concept_pair = np.array(
             [r["source"] in self._concepts or r["target"] in self._concepts for r in records], dtype=bool
         )
-        spread_src[concept_pair] = 0.0
-        spread_tgt[concept_pair] = 0.0
-        sims[concept_pair] = 0.0
+        spread_src, spread_tgt = spread_terms(
+            np.array([act.get(r["source"], 0.0) for r in records]),
+            np.array([seeds.get(r["source"], 0.0) for r in records]),
+            np.array([act.get(r["target"], 0.0) for r in records]),
+            np.array([seeds.get(r["target"], 0.0) for r in records]),
+            concept_pair,
+        )
+        # relevance counts the firm seeds (the template's rule)
+        seed_src = np.array([firm.get(r["source"], 0.0) for r in records])
+        seed_tgt = np.array([firm.get(r["target"], 0.0) for r in records])
+        zero_concepts(concept_pair, sims)
         strength = np.array(
             [
                 edge_strength(config, r["relation"], float(r["weight"] or 0.0), self.max_weight)
@@ -441,19 +411,15 @@ class Neo4jHybridRetriever(Retriever):
 
     def _facts(self, tx, eids: list[str], scores: list[float]) -> RetrievalResult:
         rows = {r["eid"]: r for r in tx.run(FACT_QUERY, eids=eids)}
-        facts: list[Fact] = []
-        used = 0
-        for eid, score in zip(eids, scores, strict=True):
+
+        def fact(eid: str, score: float) -> Fact:
             row = rows[eid]
             edge: CkgEdge = edge_from_props(dict(row["r"]), row["source"], row["target"], row["type"])
             titles = _Titles({row["source"]: row["source_title"], row["target"]: row["target_title"]})
-            fact = make_fact(titles, edge, score)  # type: ignore[arg-type]
-            if self.config.budget_tokens is not None:
-                cost = estimate_tokens(fact.text)
-                if used + cost > self.config.budget_tokens:
-                    break
-                used += cost
-            facts.append(fact)
+            return make_fact(titles, edge, score)  # type: ignore[arg-type]
+
+        ranked = (fact(eid, score) for eid, score in zip(eids, scores, strict=True))
+        facts = within_budget(ranked, self.config.budget_tokens)
         return RetrievalResult(retriever=self.name, facts=facts, graph_hash=self.content_hash)
 
     # -- the interface ---------------------------------------------------------------------------------
@@ -475,14 +441,11 @@ class Neo4jHybridRetriever(Retriever):
     def retrieve_many(self, queries: Sequence[RetrievalQuery], k: int = 10) -> list[RetrievalResult]:
         if not queries:
             return []
-        main_texts = [retrieval_text(q.question) for q in queries]
-        hypo = [
-            hypothetical_clause(q.question) if q.question_type == "counterfactual" else None for q in queries
-        ]
-        hypo_rows = [i for i, text in enumerate(hypo) if text]
-        vectors = self.embedder.encode(main_texts + [hypo[i] for i in hypo_rows])  # type: ignore[misc]
+        texts = question_texts(queries)
+        hypo = texts.clauses
+        vectors = self.embedder.encode(texts.embedded)
         hypo_vec: dict[int, list[float]] = {
-            i: vectors[len(queries) + j].astype(np.float64).tolist() for j, i in enumerate(hypo_rows)
+            i: vectors[len(queries) + j].astype(np.float64).tolist() for j, i in enumerate(texts.clause_rows)
         }
 
         def work(tx) -> list[RetrievalResult]:
@@ -499,12 +462,43 @@ class Neo4jHybridRetriever(Retriever):
         return self.retrieve_many([query], k)[0]
 
 
-def _add(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
-    """Elementwise sum of two sparse activations (a missing entry is 0)."""
-    out = dict(left)
-    for key, value in right.items():
-        out[key] = out[key] + value if key in out else value
-    return out
+class _CypherGraph:
+    """The template's graph access (``retrieval.template.SeedGraph``, ``SpreadGraph``) in one read
+    transaction: node keys are node ids, activation is a node id -> float dict, a hop is one Cypher
+    query (parameters only)."""
+
+    def __init__(self, retriever: Neo4jHybridRetriever, tx: Any) -> None:
+        self.retriever = retriever
+        self.tx = tx
+        self.thresholds = retriever.thresholds
+
+    def node_key(self, node_id: str) -> str | None:
+        return node_id if node_id in self.retriever._titles else None
+
+    def stated(self, text: str | None) -> list[str]:
+        return self.retriever._stated(text)
+
+    def alternatives(self, key: str) -> list[str]:
+        return self.retriever._alternatives.get(key, [])
+
+    def hop(self, frontier: dict[str, float]) -> dict[str, float]:
+        if not frontier:
+            return {}
+        rows = self.tx.run(
+            SPREAD_QUERY,
+            frontier=[{"id": i, "act": a} for i, a in sorted(frontier.items())],
+            **self.retriever._params(),
+        )
+        return {r["id"]: float(r["a"]) for r in rows}
+
+    def at_least(self, activation: dict[str, float], floor: float) -> dict[str, float]:
+        return {i: a for i, a in sorted(activation.items()) if a >= floor}
+
+    def add(self, left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
+        out = dict(left)
+        for key, value in right.items():
+            out[key] = out[key] + value if key in out else value
+        return out
 
 
 def make_neo4j_hybrid(source: object, config: dict[str, object]) -> Neo4jHybridRetriever:

@@ -30,9 +30,9 @@ from retrieval.base import Fact, RetrievalQuery, RetrievalResult, Retriever
 from retrieval.embed import Embedder
 from retrieval.facts import SCORE_DECIMALS, make_fact
 from retrieval.graph_view import GraphView
-from retrieval.hybrid import HybridConfig, events_from_deltas  # shared, unchanged since
 from retrieval.query import graph_thresholds, hypothetical_clause, retrieval_text
 from retrieval.serialize import estimate_tokens
+from retrieval.template import HybridConfig, events_from_deltas  # shared, unchanged since
 
 SIM_DECIMALS = 4
 """Cosine similarities are rounded to this many decimals (batch-independent results)."""
