@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from karma.core import keyvalue
+from pipelines.settings import AnswerMode, GenerationSettings
 
 
 def key_values(values: list[str], flag: str, *, lower_keys: bool = False) -> dict[str, str]:
@@ -306,8 +307,9 @@ Pipeline = Literal["llm", "vlm"]
 PipelineOpt = Annotated[
     Pipeline, typer.Option("--pipeline", help="llm (features as text) or vlm (clips as video).")
 ]
-ScorePick = Literal["acc_norm", "acc", "mutual_info"]
-FactLinks = Literal["none", "options"]
+ScorePick = GenerationSettings.model_fields["score_pick"].annotation
+"""The config's own choices (``pipelines.settings``), so the CLI and the config cannot drift."""
+FactLinks = GenerationSettings.model_fields["fact_links"].annotation
 KOpt = Annotated[int, typer.Option("--k", min=0, help="Facts retrieved per question.")]
 BudgetTokensOpt = Annotated[
     int, typer.Option("--budget-tokens", min=0, help="Token budget of the graph block.")
@@ -316,7 +318,7 @@ ConstrainChoicesOpt = Annotated[
     bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")
 ]
 AnswerModeOpt = Annotated[
-    Literal["generate", "letter", "loglik"] | None,
+    AnswerMode | None,
     typer.Option(
         "--answer-mode",
         help="generate (parse the reply), letter (score each letter) or loglik (score each option's "
