@@ -196,46 +196,48 @@ def transitions(rng: random.Random, scenes: list[dict], answers: LetterCycle, as
     return out
 
 
-def write_features(video_id: str, scenes: list[dict]) -> None:
+def write_features(out: Path, video_id: str, scenes: list[dict]) -> None:
     doc = {"Scenes": {s["name"][:-4]: s["features"] for s in scenes}}
-    (OUT / f"{video_id}_causal_features.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out / f"{video_id}_causal_features.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(out: Path = OUT) -> None:
+    """Write every sample file into ``out`` (data/sample by default; a test regenerates elsewhere and
+    compares)."""
+    out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
     rng.shuffle([LETTERS[i % 4] for i in range(400)])  # kept: the scenes' random draws stay as they were
     answers = LetterCycle(11)
 
     # 1. Standard layout.
     scenes = make_scenes(rng, 24)
-    write_features("synthVid001", scenes)
-    (OUT / "synthVid001_qa.json").write_text(
+    write_features(out, "synthVid001", scenes)
+    (out / "synthVid001_qa.json").write_text(
         json.dumps(transitions(rng, scenes, answers, False), indent=2) + "\n"
     )
 
     # 2. Scenes as plain strings, lower-case / variant type spellings.
     scenes = make_scenes(rng, 20)
-    write_features("synthVid002", scenes)
+    write_features(out, "synthVid002", scenes)
     data = transitions(rng, scenes, answers, True)
     for tr in data:
         tr["questions"][0]["type"] = "evidence reasoning"
         tr["questions"][1]["type"] = "Prediction"
-    (OUT / "synthVid002_qa.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "synthVid002_qa.json").write_text(json.dumps(data, indent=2) + "\n")
 
     # 3. Several JSON values in one file: a Video_id header, then the list of transitions.
     scenes = make_scenes(rng, 20)
-    write_features("synthVid003", scenes)
+    write_features(out, "synthVid003", scenes)
     body = (
         json.dumps({"Video_id": "synthVid003"})
         + "\n"
         + json.dumps(transitions(rng, scenes, answers, False), indent=2)
     )
-    (OUT / "synthVid003_qa.json").write_text(body + "\n")
+    (out / "synthVid003_qa.json").write_text(body + "\n")
 
     # 4. Older 4-question layout: no "type"; position tells the kind (description first).
     scenes = make_scenes(rng, 16)
-    write_features("synthVid004", scenes)
+    write_features(out, "synthVid004", scenes)
     data = transitions(rng, scenes, answers, False)
     by_name = {s["name"]: s["features"] for s in scenes}
     for tr in data:
@@ -255,12 +257,12 @@ def main() -> None:
         )
         for q in tr["questions"]:
             q.pop("type", None)
-    (OUT / "synthVid004_qa.json").write_text(json.dumps(data, indent=2) + "\n")
+    (out / "synthVid004_qa.json").write_text(json.dumps(data, indent=2) + "\n")
 
     # 5. An object whose values are lists of transitions (one list per video key).
     scenes = make_scenes(rng, 16)
-    write_features("synthVid005", scenes)
-    (OUT / "synthVid005_qa.json").write_text(
+    write_features(out, "synthVid005", scenes)
+    (out / "synthVid005_qa.json").write_text(
         json.dumps({"synthVid005": transitions(rng, scenes, answers, False)}, indent=2) + "\n"
     )
 
