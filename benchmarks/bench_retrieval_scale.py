@@ -8,8 +8,8 @@ GraphRAG importer. Questions name both ends of one relationship; recall@10 = tha
 Per size, in one run:
 
 * build: embedding dominates it. The model's throughput is measured on the same sample of the graph's
-  texts with the baseline's passes (``benchmarks/baseline``: karma before issue 17, copied from git: 4-row
-  passes per exact token count) and the new ones (length-sorted 64-row batches), alternated, best of
+  texts with the baseline's passes (``benchmarks/baseline``: karma before issue 17, its dense scoring
+  over the library's pieces: 4-row passes per exact token count) and the new ones (length-sorted 64-row batches), alternated, best of
   ``--rounds``; both builds are then extrapolated to all texts (said so in the output), plus the
   search structures each builds, measured on the full graph (FAISS flat vs exact scan / HNSW);
 * memory per edge beyond the raw float32 vectors: search structures + the retriever's arrays (the
@@ -275,16 +275,15 @@ def run_size(entities: int, args, model, vectors_embedder) -> dict[str, float]:
     }
     if entities <= args.baseline_max:
         from baseline.hybrid_v1 import HybridRetriever as BaselineHybrid
-        from baseline.index_v1 import GraphIndex as BaselineIndex
 
-        nodes64, edges64 = np.asarray(index.node_vectors), np.asarray(index.edge_vectors)
-        old_index = BaselineIndex(
+        from retrieval.ann import IndexConfig, VectorSearch
+
+        # The old build searched its seeds by exact scans over the same vectors (FAISS flat indexes then).
+        old_index = GraphIndex(
             content_hash=view.content_hash,
             model_id=vectors_embedder.model_id,
-            node_vectors=nodes64,
-            edge_vectors=edges64,
-            node_index=BaselineIndex._flat(nodes64),
-            edge_index=BaselineIndex._flat(edges64),
+            node_search=VectorSearch(index.node_vectors, "exact", None, IndexConfig()),
+            edge_search=VectorSearch(index.edge_vectors, "exact", None, IndexConfig()),
         )
         baseline = BaselineHybrid(view, embedder=vectors_embedder, index=old_index)
         base_lat, base_res = _stream(baseline, streamed, args.k)
