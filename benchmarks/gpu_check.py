@@ -373,7 +373,7 @@ class GpuCheck:
 
     def _vlm(self, **options: Any) -> tuple[Any, Any]:
         """A QwenOmniBackend on the tiny thinker and a VlmPipeline over two written clips."""
-        from pipelines.omni import QwenOmniBackend
+        from pipelines.backends.omni import QwenOmniBackend
         from pipelines.tiny_models import tiny_omni_thinker, write_clip
         from pipelines.vlm import VlmPipeline
 
@@ -404,7 +404,7 @@ class GpuCheck:
     def omni_audio_parts(self) -> dict[str, Any]:
         import numpy as np
 
-        from pipelines.omni import SPECIAL_TOKENS, audio_token_count
+        from pipelines.backends.omni import SPECIAL_TOKENS, audio_token_count
 
         problems: list[str] = []
         found: dict[str, Any] = {}

@@ -36,9 +36,9 @@ _EXPORTS: dict[str, str] = {
     "derive_clip": "pipelines.media",
     "read_audio": "pipelines.media",
     "sample_frames": "pipelines.media",
-    "OmniInputBuilder": "pipelines.omni",
-    "QwenOmniBackend": "pipelines.omni",
-    "omni_conversation": "pipelines.omni",
+    "OmniInputBuilder": "pipelines.backends.omni",
+    "QwenOmniBackend": "pipelines.backends.omni",
+    "omni_conversation": "pipelines.backends.omni",
     "FALLBACK_RULES": "pipelines.parsing",
     "ParsedAnswer": "pipelines.parsing",
     "parse_answer": "pipelines.parsing",
@@ -87,6 +87,7 @@ if TYPE_CHECKING:
     from pipelines.ask import AskConfig, AskError, AskResult, AskSession
     from pipelines.backends import BACKENDS, DEFAULT_BACKEND, backend_class, get_backend
     from pipelines.backends.base import Backend, ChatMessage, ChatRequest, Completion, ContentPart
+    from pipelines.backends.omni import OmniInputBuilder, QwenOmniBackend, omni_conversation
     from pipelines.llm import LlmPipeline
     from pipelines.media import (
         AudioMode,
@@ -96,7 +97,6 @@ if TYPE_CHECKING:
         read_audio,
         sample_frames,
     )
-    from pipelines.omni import OmniInputBuilder, QwenOmniBackend, omni_conversation
     from pipelines.parsing import FALLBACK_RULES, ParsedAnswer, parse_answer
     from pipelines.prompts import PromptTemplate, load_template
     from pipelines.vlm import VlmPipeline

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pipelines.omni import SPECIAL_TOKENS
+from pipelines.backends.omni import SPECIAL_TOKENS
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"

@@ -7,7 +7,7 @@ block is the only part of the prompt that changes with the graph on or off: the 
 sampling, the question text and the decoding settings are the same in both arms.
 
 Requests use OpenAI-style ``video_url`` parts with ``file://`` URLs (vLLM serve, llama.cpp server,
-and ``pipelines.omni`` for Qwen2.5-Omni in transformers all read that form). Beside each video part
+and ``pipelines.backends.omni`` for Qwen2.5-Omni in transformers all read that form). Beside each video part
 goes an ``audio_url`` part with the clip's audio (``audio_parts``): ``wav`` (default) a derived
 16 kHz mono wav, ``clip`` the clip file itself (the server must read audio out of an mp4), ``none``
 video only (models without audio input). vLLM never takes audio out of a video part by itself, so

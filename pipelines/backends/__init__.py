@@ -48,7 +48,7 @@ BACKENDS.register(
 )
 BACKENDS.register(
     "qwen-omni",
-    "pipelines.omni:QwenOmniBackend",
+    "pipelines.backends.omni:QwenOmniBackend",
     help="Qwen2.5-Omni thinker in transformers (video + audio in, text out; VLM pipeline; a local checkpoint)",
 )
 

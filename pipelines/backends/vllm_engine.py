@@ -244,8 +244,8 @@ def omni_prompt(request: ChatRequest, sampling: Any, audio_in_video: bool) -> di
     clip needs audio then); otherwise each clip's audio part becomes its own
     ``<|audio_bos|><|AUDIO|><|audio_eos|>`` item after the clip, and a clip without one is not heard.
     """
+    from pipelines.backends.omni import AUDIO_RATE, SPECIAL_TOKENS, clip_path_from_url, load_audio_16k
     from pipelines.media import sample_frames
-    from pipelines.omni import AUDIO_RATE, SPECIAL_TOKENS, clip_path_from_url, load_audio_16k
 
     tok = SPECIAL_TOKENS
     videos: list[Any] = []

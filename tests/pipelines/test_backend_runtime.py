@@ -129,7 +129,7 @@ def test_llamacpp_scored_answer_records_its_prompt_tokens() -> None:
 def test_qwen_omni_runtime_is_read_from_the_live_model() -> None:
     import torch
 
-    from pipelines.omni import QwenOmniBackend
+    from pipelines.backends.omni import QwenOmniBackend
 
     path = Path(__file__).parent / "vlm" / "test_vlm_omni_tiny.py"
     spec = importlib.util.spec_from_file_location("omni_tiny_for_runtime", path)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipelines.backends.omni import SPECIAL_TOKENS, OmniInputBuilder, OmniSettings, processor_audio_kwargs
 from pipelines.media import FrameSampling
-from pipelines.omni import SPECIAL_TOKENS, OmniInputBuilder, OmniSettings, processor_audio_kwargs
 from pipelines.tiny_models import byte_tokenizer
 from pipelines.vlm import VlmPipeline
 

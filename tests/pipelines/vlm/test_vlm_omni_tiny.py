@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pipelines.backends.omni import SPECIAL_TOKENS, QwenOmniBackend, audio_token_count, omni_conversation
 from pipelines.media import FrameSampling, sample_frames
-from pipelines.omni import SPECIAL_TOKENS, QwenOmniBackend, audio_token_count, omni_conversation
 from pipelines.tiny_models import tiny_omni_thinker, tower_calls
 from pipelines.vlm import VlmPipeline
 
