@@ -61,12 +61,46 @@ def ask(
     model that reads the facts; --model smollm2-135m for the small one) answers via llama.cpp in loglik
     mode, as karma eval does.
     """
-    from pipelines.ask import AskError, result_json
+    from karma.cli.default_model import command_answer_mode, command_model
+    from pipelines.ask import AskConfig, AskError, result_json
     from pipelines.ask import ask as run_ask
 
-    p = dict(locals())
-    p["option"], p["fmt"] = option or [], "json" if as_json else fmt
-    config = _ask_config(p)
+    inline = bool(option)
+    backend_items = [*(backend_opt or []), *(backend_option or [])]
+    constrained = constrain_choices or constrained
+    config = AskConfig(
+        qa_file=qa,
+        transition=transition,
+        question_index=_question_index(question, question_index, inline=inline) or 0,
+        question_text=question if inline else None,
+        options=key_values(option or [], "--option", lower_keys=True) if inline else {},
+        question_type=question_type,
+        video_id=video,
+        past_scene=past,
+        current_scene=current,
+        features_file=features,
+        clips_dir=clips,
+        pipeline=pipeline,
+        use_graph=ckg == "on" and not no_ckg,
+        graph_dir=graph,
+        min_support=min_support,
+        retriever=retriever,
+        retriever_options=retriever_options(retriever, retriever_opt),
+        embed_device=device,
+        k=k,
+        budget_tokens=budget_tokens,
+        backend=backend,
+        backend_options=backend_options(backend_items, "--backend-opt"),
+        model=command_model(model, backend, backend_items),
+        template=template,
+        max_tokens=max_tokens,
+        constrain_choices=constrained,
+        answer_mode=command_answer_mode(answer_mode, backend, constrained=constrained, preset=None),
+        score_pick=score_pick,
+        fact_links=fact_links,
+        concept_facts=concept_facts,
+        predictive_audio=predictive_audio,
+    )
     try:
         result = run_ask(config)
     except (AskError, FileNotFoundError, ValueError) as exc:
@@ -75,7 +109,7 @@ def ask(
     except ImportError as exc:  # an optional extra (vllm) that is not installed
         typer.echo(f"error: {exc} (is the optional extra for this backend installed?)", err=True)
         raise typer.Exit(2) from None
-    if p["fmt"] == "json":
+    if as_json or fmt == "json":
         typer.echo(result_json(result))
     else:
         _print(result, show_prompt)
@@ -83,56 +117,18 @@ def ask(
         raise typer.Exit(1)  # the model call failed: scripts must not mistake this for an answer
 
 
-def _question_index(p: dict) -> int | None:
+def _question_index(question: str | None, question_index: int | None, *, inline: bool) -> int | None:
     """``--question-index``, or the older spelling ``--question N``; an inline question needs its text."""
-    inline = bool(p["option"])
-    if inline and not p["question"]:
+    if inline and not question:
         raise typer.BadParameter("an inline question needs --question TEXT", param_hint="--question")
-    if not inline and p["question"] is not None:
-        if not p["question"].isdigit():
+    if not inline and question is not None:
+        if not question.isdigit():
             raise typer.BadParameter(
                 "without --option, give the question's position with --question-index (0, 1, 2...)",
                 param_hint="--question",
             )
-        return int(p["question"])
-    return p["question_index"]
-
-
-def _ask_config(p: dict):  # type: ignore[no-untyped-def]
-    """The :class:`pipelines.ask.AskConfig` of the command's parameters (bad choices: usage errors)."""
-    from karma.cli.default_model import command_answer_mode, command_model
-    from pipelines.ask import AskConfig
-
-    inline = bool(p["option"])
-    question_index = _question_index(p)
-    p["model"] = command_model(
-        p["model"], p["backend"], [*(p["backend_opt"] or []), *(p["backend_option"] or [])]
-    )
-    constrained = p["constrain_choices"] or p["constrained"]
-    answer_mode = command_answer_mode(p["answer_mode"], p["backend"], constrained=constrained, preset=None)
-    same = ("transition", "question_type", "pipeline", "min_support", "retriever", "k", "budget_tokens", "template",
-            "backend", "model", "max_tokens", "fact_links", "concept_facts", "score_pick", "predictive_audio")  # fmt: skip
-    return AskConfig(
-        **{name: p[name] for name in same},
-        qa_file=p["qa"],
-        question_index=question_index or 0,
-        question_text=p["question"] if inline else None,
-        options=key_values(p["option"], "--option", lower_keys=True) if inline else {},
-        video_id=p["video"],
-        past_scene=p["past"],
-        current_scene=p["current"],
-        features_file=p["features"],
-        clips_dir=p["clips"],
-        use_graph=p["ckg"] == "on" and not p["no_ckg"],
-        graph_dir=p["graph"],
-        embed_device=p["device"],
-        retriever_options=retriever_options(p["retriever"], p["retriever_opt"]),
-        backend_options=backend_options(
-            [*(p["backend_opt"] or []), *(p["backend_option"] or [])], "--backend-opt"
-        ),
-        constrain_choices=constrained,
-        answer_mode=answer_mode,
-    )
+        return int(question)
+    return question_index
 
 
 def _print_fact_lines(console, result) -> None:  # type: ignore[no-untyped-def]

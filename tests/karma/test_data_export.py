@@ -99,4 +99,4 @@ def test_unknown_format_is_refused_in_one_line(world: Path, tmp_path: Path) -> N
         app, ["data", "export", str(world), "--out", str(tmp_path / "x.csv"), "--format", "csv"]
     )
     assert result.exit_code == 2
-    assert "--format must be one of parquet, jsonl" in result.output
+    assert "'--format': 'csv' is not one of 'parquet', 'jsonl'" in result.output

@@ -105,4 +105,4 @@ def test_the_cli_refuses_another_order_on_an_old_folder_before_loading_a_model(w
     assert result.exit_code == 2, result.output
     assert "was filled with --limit-order first" in result.output and "Traceback" not in result.output
     bad = CliRunner().invoke(app, [*args[:-3], "--limit-order", "random", "--no-progress"])
-    assert bad.exit_code == 2 and "choose spread or first" in bad.output
+    assert bad.exit_code == 2 and "'random' is not one of 'spread', 'first'" in bad.output

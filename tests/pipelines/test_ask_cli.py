@@ -106,7 +106,7 @@ def test_inline_question_with_a_features_file(runner: CliRunner):
         (["--no-ckg", "--backend", "nonesuch"], "unknown backend"),
         (["--no-ckg", "-o", "no_such_option=1"], "backend 'llamacpp'"),
         (["--retriever", "nonesuch"], "unknown retriever"),
-        (["--predictive-audio", "keep"], "choose silence or remove"),
+        (["--predictive-audio", "keep"], "'keep' is not one of 'silence', 'remove'"),
     ],
 )
 def test_bad_input_is_a_clear_error(runner: CliRunner, args: list[str], message: str):
