@@ -29,13 +29,11 @@ import argparse
 import csv
 import json
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 FIXTURE = ROOT / "tests" / "tasks" / "fixtures" / "wildscore"
 
@@ -85,7 +83,8 @@ def main() -> None:
     parser.add_argument("--backend-batch", type=int, default=8, help="the transformers backend's batch size")
     args = parser.parse_args()
 
-    from benchmarks.machine import describe_machine
+    from machine import describe_machine
+
     from pipelines.backends.hf_transformers import TransformersBackend
     from pipelines.tiny_models import tiny_llama_folder
 
