@@ -104,7 +104,8 @@ def test_eval_rejects_bad_options_before_any_work(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["eval", "--data", "data/sample", "--out", str(tmp_path / "r"), "--ckg", "maybe"]
     )
-    assert result.exit_code == 2 and "--ckg must be on, off or both" in result.output
+    assert result.exit_code == 2 and "'--ckg': 'maybe' is not one of 'on', 'off', 'both'" in result.output
+    assert not (tmp_path / "r").exists()
     result = runner.invoke(
         app, ["eval", "--data", "data/sample", "--out", str(tmp_path / "r"), "--backend-opt", "novalue"]
     )
