@@ -85,73 +85,51 @@ def eval_command(
 
     Rerunning the same command skips finished records (see docs/evaluation.md).
     """
-    params = dict(locals())
     if task_cli.is_other_task(task):
         # Every option given is either honoured by the task run or refused (exit 2) before any work.
-        _eval_task(params)
+        task_cli.eval_task(
+            task, given=task_cli.given_options(), data=data, out=out, lenient=lenient, backend=backend,
+            backend_opt=backend_opt, model=model, arms=_split(task_arms), task_opt=task_opt,
+            max_tokens=32 if max_tokens is None else max_tokens, temperature=temperature, seed=seed,
+            limit=limit, bootstrap_resamples=bootstrap_resamples, batch_size=batch_size,
+            concurrency=concurrency, max_error_rate=max_error_rate, allow_backend_errors=allow_backend_errors,
+            report_too=report_too, progress=progress, answer_mode=answer_mode or "generate", executor=executor,
+            no_cache=no_cache, cache=cache,
+        )  # fmt: skip
         return
-    config = _eval_config(params)
-    if executor == "ray":
-        _run_on_ray(config, shards, ray_address, report_too=report_too, allow_errors=allow_backend_errors)
-        return
-    _run_here(config, progress=progress, report_too=report_too, allow_errors=allow_backend_errors)
-
-
-def _eval_task(p: dict[str, Any]) -> None:
-    """``karma eval --task NAME`` for a task other than Karma-MV (karma.cli.tasks)."""
-    task_cli.eval_task(
-        p["task"], given=task_cli.given_options(), data=p["data"], out=p["out"], lenient=p["lenient"],
-        backend=p["backend"], backend_opt=p["backend_opt"], model=p["model"], arms=_split(p["task_arms"]),
-        task_opt=p["task_opt"], max_tokens=32 if p["max_tokens"] is None else p["max_tokens"],
-        temperature=p["temperature"], seed=p["seed"], limit=p["limit"],
-        bootstrap_resamples=p["bootstrap_resamples"], batch_size=p["batch_size"], concurrency=p["concurrency"],
-        max_error_rate=p["max_error_rate"], allow_backend_errors=p["allow_backend_errors"],
-        report_too=p["report_too"], progress=p["progress"], answer_mode=p["answer_mode"] or "generate",
-        executor=p["executor"], no_cache=p["no_cache"], cache=p["cache"],
-    )  # fmt: skip
-
-
-def _graph_mode(p: dict[str, Any]) -> str:
-    if p["whole_corpus_graph"] and p["graph"] is not None:
-        raise typer.BadParameter("--whole-corpus-graph and --graph exclude each other")
-    return "given" if p["graph"] is not None else "whole_corpus" if p["whole_corpus_graph"] else "folds"
-
-
-def _eval_config(p: dict[str, Any]) -> Any:
-    """The run's :class:`karma.eval.EvalConfig` from the command's parameters (bad values: exit 2)."""
     from karma.cli.default_model import command_answer_mode, command_model
     from karma.core.shard import ShardSpec
     from karma.eval import EvalConfig, arms_from_ckg
 
-    p["answer_mode"] = command_answer_mode(
-        p["answer_mode"], p["backend"], constrained=p["constrain_choices"], preset=p["preset"]
-    )
-    p["model"] = command_model(p["model"], p["backend"], p["backend_opt"])
-    same = ("lenient", "pipeline", "backend", "model", "retriever", "k", "budget_tokens", "template",
-            "temperature", "seed", "constrain_choices", "answer_mode", "fact_links", "concept_facts",
-            "score_pick", "log_prompts", "folds", "fold_seed", "limit", "limit_order", "bootstrap_resamples", "batch_size",
-            "concurrency", "preset", "max_error_rate", "allow_empty_graph", "audio_parts")  # fmt: skip
+    answer_mode = command_answer_mode(answer_mode, backend, constrained=constrain_choices, preset=preset)
+    model = command_model(model, backend, backend_opt)
+    if whole_corpus_graph and graph is not None:
+        raise typer.BadParameter("--whole-corpus-graph and --graph exclude each other")
     try:
-        return EvalConfig(
-            **{name: p[name] for name in same},
-            data=str(p["data"]),
-            out=str(p["out"]),
-            clips=str(p["clips"]) if p["clips"] else None,
-            backend_options=backend_options(p["backend_opt"] or [], "--backend-opt"),
-            arms=arms_from_ckg(p["ckg"]),
-            embed_device=p["device"],
-            retriever_options=retriever_options(p["retriever"], p["retriever_opt"]),
-            **({"max_tokens": p["max_tokens"]} if p["max_tokens"] is not None else {}),
-            graph_mode=_graph_mode(p),
-            graph_path=str(p["graph"]) if p["graph"] else None,
-            types=_split(p["types"]),
-            videos=_split(p["videos"]),
-            use_cache=not p["no_cache"],
-            cache_path=str(p["cache"]) if p["cache"] else None,
-            shard=str(ShardSpec.parse(p["shard"])) if p["shard"] else None,
-        )
+        config = EvalConfig(
+            data=str(data), out=str(out), lenient=lenient, pipeline=pipeline, clips=str(clips) if clips else None,
+            backend=backend, backend_options=backend_options(backend_opt or [], "--backend-opt"),
+            model=model, arms=arms_from_ckg(ckg), retriever=retriever,
+            retriever_options=retriever_options(retriever, retriever_opt), embed_device=device, k=k,
+            budget_tokens=budget_tokens, template=template,
+            **({"max_tokens": max_tokens} if max_tokens is not None else {}),
+            temperature=temperature, seed=seed, constrain_choices=constrain_choices,
+            answer_mode=answer_mode,
+            score_pick=score_pick, fact_links=fact_links, concept_facts=concept_facts, log_prompts=log_prompts,
+            graph_mode="given" if graph is not None else "whole_corpus" if whole_corpus_graph else "folds",
+            graph_path=str(graph) if graph else None, folds=folds, fold_seed=fold_seed, types=_split(types),
+            videos=_split(videos), limit=limit, limit_order=limit_order, bootstrap_resamples=bootstrap_resamples,
+            batch_size=batch_size, concurrency=concurrency, use_cache=not no_cache,
+            cache_path=str(cache) if cache else None, preset=preset, max_error_rate=max_error_rate,
+            allow_empty_graph=allow_empty_graph, audio_parts=audio_parts,
+            shard=str(ShardSpec.parse(shard)) if shard else None,
+        )  # fmt: skip
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if executor == "ray":
+        _run_on_ray(config, shards, ray_address, report_too=report_too, allow_errors=allow_backend_errors)
+        return
+    _run_here(config, progress=progress, report_too=report_too, allow_errors=allow_backend_errors)
 
 
 def _run_on_ray(

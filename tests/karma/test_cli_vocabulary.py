@@ -553,3 +553,14 @@ def test_long_option_lists_are_grouped_in_the_shared_panels() -> None:
     ]
     assert loose == []  # a new option of eval or ask is given its panel in karma.cli.options.PANELS
     assert all(o.param.rich_help_panel in PANELS for o in VISIBLE if o.command in long_lists)
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in CLI_DIR.glob("*.py")))
+def test_values_travel_as_typed_parameters(module: str) -> None:
+    # dict(locals()) turned a command's parameters into name strings (p["seed"]) that no checker reads.
+    calls = [
+        node.lineno
+        for node in ast.walk(ast.parse((CLI_DIR / module).read_text()))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "locals"
+    ]
+    assert calls == []
