@@ -6,8 +6,9 @@ twice with exactly the demo's settings (``demo.demo_settings``: the reading mode
 retriever, ``--fact-links options``, one ``AskSession``), prints one row per question (the letter of
 each arm, RIGHT or WRONG, and the on-arm's margin of its pick over the next option), then the flips:
 the questions the graph turns from wrong to right, with the fact line that names the right option.
-The demo asks the first flip of this list (``demo.DEMO``); this script is how it was picked, and
-rerunning it shows whether it still is one (loglik picks are deterministic).
+The demo asks the first flip of the run recorded in docs/measurements.md (``--types predictive``:
+``demo.DEMO``); this script is how it was picked, and rerunning it shows whether it still is one (loglik
+picks are deterministic). Its last line says whether the demo's question is among the flips.
 
 Why it exists: the answer a model gives without the graph is its prior, and only a run of the model
 tells which sample questions it gets wrong alone and right with the facts; hard-coding a question
