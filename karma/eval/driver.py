@@ -94,15 +94,26 @@ def answer(
     works: Iterable[Work],
     write: Write,
     *,
-    batch_size: int = 1,
-    concurrency: int = 1,
+    batch_size: int | None = None,
+    concurrency: int | None = None,
     cache: ResponseCache | None = None,
     guard: Any = None,
     advance: Callable[[], None] | None = None,
     purpose: str = "karma-run",
 ) -> SchedulerCounts:
     """Answer every work item through the one scheduler; ``write(work, completion, cached)`` records
-    each answer (a cache hit included); ``guard`` stops the run past its error rate."""
+    each answer (a cache hit included); ``guard`` stops the run past its error rate.
+
+    ``batch_size`` / ``concurrency`` left out (None) are the backend's (:func:`batching`), so every
+    pass that asks a model (a task run, the judge, the qa passes) gets the backend's batch without
+    saying so. ``write`` is always called from the calling thread, one record at a time.
+    """
+    if batch_size is None or concurrency is None:
+        if not isinstance(works, list):
+            works = list(works)
+        batch_size, concurrency = batching(
+            backend, batch_size=batch_size, concurrency=concurrency, pending=len(works)
+        )
     scheduler = Scheduler(
         backend, batch_size=batch_size, concurrency=concurrency, cache=cache, guard=guard,
         advance=advance, thread_prefix=purpose,

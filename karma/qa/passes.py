@@ -164,12 +164,10 @@ class ModelPass:
                 record = {**build(work, completion, key), "error": None}
             self.record(record)
 
-        concurrency = int(getattr(self.backend, "max_concurrency", 1) or 1)
-        counts = answer(
+        counts = answer(  # the backend's batch and concurrency (driver.batching)
             self.backend,
             works,
             write,
-            concurrency=concurrency,
             cache=self.cache,
             guard=guard,
             purpose="karma-qa",
