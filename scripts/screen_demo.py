@@ -214,7 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {qid}: right {on.question.answer}) {on.question.options[on.question.answer]}; fact: {fact}")
     chosen = demo.demo_question_id()
     if flips:
-        status = "one of the flips" if chosen in [qid for qid, _ in flips] else "NOT a flip here"
+        screened = [row[3] for row in rows]
+        status = (
+            "one of the flips"
+            if chosen in [qid for qid, _ in flips]
+            else ("NOT a flip here" if chosen in screened else "not screened in this run")
+        )
         print(f"first flip: {flips[0][0]}; the demo asks {chosen} ({status})")
     return 0
 
