@@ -190,7 +190,7 @@ def run_world(  # type: ignore[no-untyped-def]
         context = contexts[key]
         result = context.retrieve(transition, question, dataset.features.get(transition.video_id))
         _, shown = context.block(template, result)
-        answer = readers[key].answer(question.options, shown)
+        answer = readers[key].answer(question.options, shown, question)
         score = 1 / len(answer.letters) if question.answer in answer.letters else 0.0
         row.scores[str(question.type)].append(score)
         row.scores["overall"].append(score)

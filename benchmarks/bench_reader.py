@@ -111,11 +111,11 @@ def main() -> None:
         context = contexts[key]
         result = context.retrieve(transition, question, dataset.features.get(transition.video_id))
         _, shown = context.block(template, result)
-        answer = readers[key].answer(question.options, shown)
+        answer = readers[key].answer(question.options, shown, question)
         score = 1 / len(answer.letters) if question.answer in answer.letters else 0.0
-        bare_answer = plain[key].answer(question.options, shown)
+        bare_answer = plain[key].answer(question.options, shown, question)
         bare_score = 1 / len(bare_answer.letters) if question.answer in bare_answer.letters else 0.0
-        whole_answer = whole[key].answer(question.options, shown)
+        whole_answer = whole[key].answer(question.options, shown, question)
         whole_score = 1 / len(whole_answer.letters) if question.answer in whole_answer.letters else 0.0
         reasons[f"{question.type}: {answer.reason}"] += 1
         for bucket in (question.type, "overall"):

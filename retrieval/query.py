@@ -149,3 +149,13 @@ def hypothetical_clause(question: str) -> str | None:
     marked = [sentence for sentence in sentences if _HYPOTHETICAL.search(sentence)]
     statements = [sentence for sentence in marked if not sentence.rstrip().endswith("?")]
     return (statements or marked or [None])[0]
+
+
+@functools.lru_cache(maxsize=65_536)
+def stated_clause(question: str) -> str | None:
+    """What a question states before it asks (``The picture gets brighter. Which change in the
+    music follows?`` -> ``The picture gets brighter.``): its sentences that are not questions, in
+    ``retrieval_text`` form (numeric changes as directions), or None when every sentence asks."""
+    sentences = [s for s in _SENTENCE_END.split(retrieval_text(question)) if s]
+    statements = [sentence for sentence in sentences if not sentence.rstrip().endswith("?")]
+    return " ".join(statements) or None

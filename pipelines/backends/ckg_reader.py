@@ -39,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from graph.ckg.aliases import ALIASES_KEY, alias_text, alias_weights, phrases
+from karma.core.records import Question, QuestionType
 from retrieval.base import Fact
 
 MIN_OPTION_SIMILARITY = 0.25
@@ -112,6 +113,10 @@ class GraphReader:
             node_id: self._variables.index(":".join(node_id.split(":")[:2])) for node_id in self.node_ids
         }
         texts = [node_text(nodes[n]) for n in self.node_ids]
+        # Changes a question names in the graph's own words ("brightness went up"): retrieval's reading.
+        from retrieval.stated import StatedEvents
+
+        self._stated = StatedEvents({n: self.view.title(n) for n in self.node_ids})
         self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
         # Phrases the graph's own corpus used for its events (graph.ckg.aliases): phrase -> row -> weight.
         learned = self.view.graph.build_config.get(ALIASES_KEY) or {}
@@ -125,22 +130,57 @@ class GraphReader:
 
     def _options(self, options: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
         """The options' letters and their similarity to every event (options x events): the cosine
-        of the embeddings, and 1 for the event a learned alias names (``_similarities``)."""
+        of the embeddings, and 1 for the event a learned alias names (``_similarities``), among the
+        events of the options' modality (``_modality_rows``; a lone option has no set to vote)."""
         letters = sorted(k for k, v in options.items() if isinstance(v, str) and v.strip())
         if not letters:
             return [], np.zeros((0, len(self.node_ids)))
         texts = [options[k].strip() for k in letters]
         vectors = np.asarray(self.embedder.encode(texts), dtype=np.float64)
-        return letters, self._similarities(texts, vectors)
+        among = self._modality_rows(vectors) if len(texts) > 1 else None
+        return letters, self._similarities(texts, vectors, among=among)
 
-    def _similarities(self, texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+    def _modality_rows(self, vectors: np.ndarray) -> list[int] | None:
+        """The event rows of the modality the options as a whole speak of: the modality whose events
+        the options are closest to, summed over the options (each option's best cosine). Why: the
+        options of one question are all musical or all on-screen changes, but a learned phrase can
+        name an event of the other modality that co-occurs with the right one ("swells" with the
+        visuals growing more intense where one cause raises both); the embedding tells the
+        modalities apart well even where it cannot tell the directions. None with one modality."""
+        if not len(self.node_ids):
+            return None
+        sims = vectors @ self._nodes.T
+        by_modality: dict[str, list[int]] = {}
+        for row, node_id in enumerate(self.node_ids):
+            by_modality.setdefault(node_id.split(":")[0], []).append(row)
+        if len(by_modality) < 2:
+            return None
+        score = {m: float(np.sum(np.max(sims[:, rows], axis=1))) for m, rows in by_modality.items()}
+        return by_modality[max(sorted(score), key=lambda m: round(score[m], 4))]
+
+    def _events(self, letters: Sequence[str], sims: np.ndarray) -> dict[str, str | None]:
+        """Letter -> the event an option reads as: its most similar event, when at least
+        ``MIN_OPTION_SIMILARITY`` (None: not recognised)."""
+        events: dict[str, str | None] = {}
+        for i, letter in enumerate(letters):
+            row = np.round(sims[i], 4)
+            best = int(np.lexsort((np.arange(len(row)), -row))[0]) if len(row) else -1
+            events[letter] = self.node_ids[best] if best >= 0 and row[best] >= MIN_OPTION_SIMILARITY else None
+        return events
+
+    def _similarities(
+        self, texts: Sequence[str], vectors: np.ndarray, among: Sequence[int] | None = None
+    ) -> np.ndarray:
         """Cosine of each text to each event; a text the graph's corpus used as a right answer
         (``graph.ckg.aliases``) reads as the one of its learned events its words are closest to,
         with similarity 1: the corpus settles which event a paraphrase names, the words only which
-        of several events that co-occurred with it."""
+        of several events that co-occurred with it. ``among``: only these event rows may be taught."""
         sims = vectors @ self._nodes.T if len(self.node_ids) else np.zeros((len(texts), 0))
+        allowed = None if among is None else set(among)
         for i, text in enumerate(texts):
             rows = self._learned(text)
+            if allowed is not None:
+                rows = {r: w for r, w in rows.items() if r in allowed}
             if rows:
                 top = max(rows.values())
                 near = [r for r, w in rows.items() if w >= top - PHRASE_TIE * top]
@@ -181,21 +221,82 @@ class GraphReader:
     def event_of(self, option: str) -> str | None:
         """The graph event nearest an option's text, when it is at least ``MIN_OPTION_SIMILARITY``."""
         letters, option_sims = self._options({"x": option})
-        if not letters or not len(self.node_ids):
-            return None
-        sims = np.round(option_sims[0], 4)
-        best = int(np.lexsort((np.arange(len(sims)), -sims))[0])
-        return self.node_ids[best] if sims[best] >= MIN_OPTION_SIMILARITY else None
+        return self._events(letters, option_sims).get("x") if letters else None
 
-    def answer(self, options: Mapping[str, str], facts: Sequence[Fact]) -> ReaderAnswer:
-        """Read ``facts`` (best first) against the options: the first fact that decides answers."""
+    def stated_events(self, question: Question, facts: Sequence[Fact], cause_side: bool) -> set[str]:
+        """The change a question states, as given ends of ``facts`` (their causes when the options
+        are effects, their effects when the options are causes). The text read: for a
+        counterfactual its hypothetical clause ("Suppose instead that the image becomes lighter",
+        ``retrieval.query.hypothetical_clause``), for another question its statements (the sentences
+        that are not the question, ``retrieval.query.stated_clause``). Read first in the graph's own
+        vocabulary (``retrieval.stated.StatedEvents``: "brightness had instead gone up" names
+        ``brightness increases``), which tells directions apart; where that names none of the ends
+        (a change worded afresh), like an option: learned phrases, else the embedding, the one end
+        nearest (at least ``MIN_OPTION_SIMILARITY``). Empty when it states nothing the ends hold."""
+        from retrieval.query import hypothetical_clause, stated_clause
+
+        if question.type == QuestionType.counterfactual:
+            clause = hypothetical_clause(question.question)
+        else:
+            clause = stated_clause(question.question)
+        ends = sorted(
+            {self._row[e] for f in facts if (e := f.target if cause_side else f.source) in self._row}
+        )
+        if not clause or not ends:
+            return set()
+        named = {self.node_ids[r] for r in ends} & set(self._stated(clause))
+        if named:
+            return named
+        vectors = np.asarray(self.embedder.encode([clause]), dtype=np.float64)
+        sims = self._similarities([clause], vectors, among=ends)[0]
+        best = max(ends, key=lambda r: (round(float(sims[r]), 4), -r))
+        return {self.node_ids[best]} if sims[best] >= MIN_OPTION_SIMILARITY else set()
+
+    def _stated_first(
+        self, facts: Sequence[Fact], stated: set[str], cause_side: bool, supposed: bool
+    ) -> list[Fact]:
+        """``facts`` with those whose given end is a stated change first, then the others, each
+        group in retrieval order. For a counterfactual (``supposed``) the facts about another change
+        of a stated variable come last: that is the change that really happened, which the question
+        sets aside. (Elsewhere they keep their place: a direction read by the embedding alone can
+        be the wrong one, and retrieval already ranks the change seen across the cut.)"""
+        if not stated:
+            return list(facts)
+        variables = {":".join(event.split(":")[:2]) for event in stated}
+
+        def group(fact: Fact) -> int:
+            end = fact.target if cause_side else fact.source
+            if end in stated:
+                return 0
+            return 2 if supposed and ":".join(end.split(":")[:2]) in variables else 1
+
+        return sorted(facts, key=group)
+
+    def answer(
+        self, options: Mapping[str, str], facts: Sequence[Fact], question: Question | None = None
+    ) -> ReaderAnswer:
+        """Read ``facts`` (best first) against the options: the first fact that decides answers.
+        With the ``question`` given, the facts whose given end is the change the question states
+        (``stated_events``; for a counterfactual the change it supposes, not the one that happened)
+        are read first."""
         letters, sims = self._options(options)
-        events = {letter: self.event_of(options[letter]) for letter in letters}
+        events = self._events(letters, sims)
         if not any(events.values()):
             return ReaderAnswer(reason=NO_OPTION, option_events=events)
+        if question is not None:
+            cause_side = self._cause_side(events)
+            stated = self.stated_events(question, facts, cause_side)
+            supposed = question.type == QuestionType.counterfactual
+            facts = self._stated_first(facts, stated, cause_side, supposed)
         for fact, chosen in self._readings(letters, sims, events, facts):
             return ReaderAnswer(letters=chosen, reason="fact", fact_id=fact.id, option_events=events)
         return ReaderAnswer(reason=NO_FACT, option_events=events)
+
+    def _cause_side(self, events: Mapping[str, str | None]) -> bool:
+        """Whether the options speak of the facts' causes: most options read as on-screen events
+        (a question asking what explains a musical change); else they speak of the effects."""
+        kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
+        return sum(k == "visual_change" for k in kinds) * 2 > len(kinds)
 
     def links(self, options: Mapping[str, str], facts: Sequence[Fact]) -> dict[str, str]:
         """Fact id -> the one option letter the fact speaks of, for every fact that singles one out
@@ -203,7 +304,7 @@ class GraphReader:
         whose options tie, or that speaks of no option, has no link). The prompt's fact block can
         name the option beside the fact (``GenerationSettings.fact_links``)."""
         letters, sims = self._options(options)
-        events = {letter: self.event_of(options[letter]) for letter in letters}
+        events = self._events(letters, sims)
         if not any(events.values()):
             return {}
         return {
@@ -220,10 +321,7 @@ class GraphReader:
         facts: Sequence[Fact],
     ) -> Iterator[tuple[Fact, list[str]]]:
         """(fact, the letter(s) it decides) for each fact, best first, that speaks of an option."""
-        # Which end of a fact the options speak of: causes when most options read as on-screen
-        # events (a question asking what explains a musical change), else effects.
-        kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
-        cause_side = sum(k == "visual_change" for k in kinds) * 2 > len(kinds)
+        cause_side = self._cause_side(events)
         # Per option, its variables ranked by closeness (best cosine to one of the variable's events).
         sims_all = option_sims
         closeness = np.stack([np.max(sims_all[:, rows], axis=1) for rows in self._variable_rows], axis=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graph.model import CausalGraph, CkgNode
+from karma.core.records import Question
 from pipelines.backends.ckg_reader import NO_FACT, NO_OPTION, GraphReader
 from retrieval.base import Fact
 
@@ -119,3 +120,56 @@ def test_an_option_worded_afresh_reads_as_the_event_its_learned_phrases_name() -
 def test_aliases_stored_as_lists_by_older_graphs_still_read() -> None:
     reader = _learned_reader({"the beat goes zorp": ["music:tempo:down", "music:loudness:up"]})
     assert reader.event_of("The beat  goes zorp") == "music:tempo:down"
+
+
+def _question(text: str, kind: str) -> Question:
+    options = {
+        "a": "loudness decreases",
+        "b": "loudness increases",
+        "c": "tempo decreases",
+        "d": "mode is minor",
+    }
+    return Question(question=text, options=options, answer="b", type=kind)
+
+
+def test_a_counterfactual_reads_the_supposed_change_not_the_one_that_happened(reader) -> None:
+    # Retrieval ranks the actual change's fact first (brightness fell); the question supposes it rose.
+    question = _question(
+        "Across the cut, brightness went 0.6 → 0.4. Suppose brightness had instead gone 0.6 → 0.8. "
+        "Which change would the soundtrack most likely have shown?",
+        "counterfactual",
+    )
+    facts = [
+        _fact("visual:brightness:down", "music:loudness:down"),
+        _fact("visual:brightness:up", "music:loudness:up"),
+    ]
+    assert reader.answer(question.options, facts).letters == ["a"]  # without the question: the actual fact
+    answer = reader.answer(question.options, facts, question)
+    assert answer.letters == ["b"] and answer.fact_id == facts[1].id
+
+
+def test_a_supposed_change_worded_afresh_is_read_by_its_learned_phrase() -> None:
+    # "zorps" means nothing to the embedding model; the corpus taught it names brightness rising.
+    reader = _learned_reader({"zorps": {"visual:brightness:up": 0.8}})
+    question = _question(
+        "The picture dims. What if the picture zorps instead? What would the music do?", "counterfactual"
+    )
+    facts = [
+        _fact("visual:brightness:down", "music:loudness:down"),
+        _fact("visual:brightness:up", "music:loudness:up"),
+    ]
+    assert reader.stated_events(question, facts, cause_side=False) == {"visual:brightness:up"}
+    assert reader.answer(question.options, facts, question).letters == ["b"]
+
+
+def test_an_evidential_question_reads_first_the_facts_about_the_change_it_states(reader) -> None:
+    question = _question(
+        "Across the cut, brightness went 0.4 → 0.6. Which change in the music does this explain?",
+        "evidential",
+    )
+    facts = [
+        _fact("visual:motion:down", "music:tempo:down"),
+        _fact("visual:brightness:up", "music:loudness:up"),
+    ]
+    assert reader.answer(question.options, facts).letters == ["c"]
+    assert reader.answer(question.options, facts, question).letters == ["b"]
