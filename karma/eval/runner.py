@@ -250,7 +250,7 @@ class _Evaluation:
             "most_frequent_letter": [self.frequent_letter(transition.video_id)],
             "longest_option": [longest_option(question)],
             "word_overlap": [word_overlap_option(question)],
-            "graph_reader": self.reader(key).answer(question.options, facts).letters,
+            "graph_reader": self.reader(key).answer(question.options, facts, question).letters,
         }
         return BaselineRecord(
             question_id=transition.question_id(question),
