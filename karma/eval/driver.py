@@ -22,6 +22,7 @@ The callers keep what is theirs (which work to ask, the record each answer becom
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -78,12 +79,21 @@ def _batches_in_one_call(backend: Any, backend_name: str | None) -> bool:
     return bool(getattr(backend, "batches_in_one_call", False))
 
 
+RESPONSE_CACHE_ENV = "KARMA_RESPONSE_CACHE"
+"""Environment variable naming the shared response cache file (instead of the cache root's)."""
+
+
 def open_response_cache(use_cache: bool = True, cache_path: str | Path | None = None) -> ResponseCache | None:
-    """The response cache of a run (``cache_path`` or the shared one), or None when ``use_cache`` is off."""
+    """The response cache of a run, or None when ``use_cache`` is off: ``cache_path`` (``--cache``),
+    else the shared one, ``$KARMA_RESPONSE_CACHE`` if set (the test suite points it at a file of its
+    own, so no session answers from another's responses), else ``<cache root>/eval/responses.sqlite``."""
     if not use_cache:
         return None
     if cache_path:
         return ResponseCache(Path(cache_path))
+    shared = os.environ.get(RESPONSE_CACHE_ENV)
+    if shared:
+        return ResponseCache(Path(shared).expanduser())
     from karma.core.paths import cache_dir
 
     return ResponseCache(cache_dir("eval") / CACHE_FILE_NAME)

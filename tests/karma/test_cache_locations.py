@@ -37,6 +37,7 @@ def _ok(result) -> str:  # type: ignore[no-untyped-def]
 def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The documented default cache root ($XDG_CACHE_HOME/karma), with KARMA_CACHE_DIR unset."""
     monkeypatch.delenv("KARMA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("KARMA_RESPONSE_CACHE", raising=False)  # the suite's own (tests/conftest.py)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     return tmp_path / "xdg" / "karma"
 
@@ -132,3 +133,13 @@ def test_ask_from_another_folder_uses_the_caches_eval_uses(
     )
     assert (user_cache / "eval" / "responses.sqlite").is_file()  # eval's response cache: same root
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "somewhere", "xdg"]
+
+
+def test_the_shared_response_cache_can_be_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from karma.eval.driver import RESPONSE_CACHE_ENV, open_response_cache
+
+    monkeypatch.setenv(RESPONSE_CACHE_ENV, str(tmp_path / "mine.sqlite"))
+    cache = open_response_cache()
+    assert cache is not None and cache.path == tmp_path / "mine.sqlite"
+    assert open_response_cache(cache_path=tmp_path / "given.sqlite").path == tmp_path / "given.sqlite"
+    assert open_response_cache(use_cache=False) is None
