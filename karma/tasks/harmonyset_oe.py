@@ -41,6 +41,7 @@ from karma.tasks.harmonyset import (
     read_items,
     resolve_json,
 )
+from karma.tasks.options import bind_options
 from karma.tasks.problems import ItemProblem
 from karma.tasks.templates import PROMPT_DIR
 
@@ -124,10 +125,9 @@ class HarmonySetOeTask(Task):
     data_help: ClassVar[str] = "HarmonySet_Test.json (videos in videos/<youtube id>.mp4 beside it)"
     options_model: ClassVar[type[HarmonySetOptions]] = HarmonySetOptions
 
-    def __init__(self, *, videos: str | None = None, need_videos: bool = True, allow_links: bool = False):
-        self.videos = videos
-        self.need_videos = need_videos
-        self.allow_links = allow_links
+    def __init__(self, options: HarmonySetOptions | None = None, **given: Any) -> None:
+        """Options: a :class:`HarmonySetOptions`, or its fields as keywords (``need_videos=False``)."""
+        self.options: HarmonySetOptions = bind_options(self, options, given)  # type: ignore[assignment]
 
     def pairs(self, path: str | Path, *, lenient: bool = False) -> tuple[list[OePair], list[ItemProblem]]:
         json_path = resolve_json(path)
