@@ -46,9 +46,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 REPO = Path(__file__).resolve().parents[1]
 TYPES = ("evidential", "predictive", "counterfactual")
 GOAL_OVERALL, GOAL_TYPE, GOAL_RULE_SHARE, GOAL_PRECISION = 0.85, 0.80, 0.8, 0.95

@@ -20,14 +20,10 @@ Run: ``.venv/bin/python benchmarks/bench_reader.py --world contrary --videos 300
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_OVERALL, GOAL_TYPE = 0.85, 0.80
