@@ -7,7 +7,7 @@ variable) and
 generated under one of the settings below (docs/synth.md, "Family settings"). For each world and
 size it builds the fold graphs exactly as an evaluation does (``karma.eval.graphs.GraphPlan``: fold
 I built without fold I's videos), scores each against the world's ``rules.json``
-(``graph.ckg.score``), and runs the graph reader (``pipelines.backends.ckg_reader.GraphReader``) on
+(``graph.ckg.score``), and runs the graph reader (``pipelines.graph_reader.GraphReader``) on
 an even sample of the questions with the facts the graph-on prompt shows, as
 ``benchmarks/bench_reader.py`` does (a tie counts 1 / letters tied).
 
@@ -136,7 +136,7 @@ def run_world(  # type: ignore[no-untyped-def]
     from karma.synth import generate
     from pipelines.answering import GraphContext
     from pipelines.assembly import make_retriever
-    from pipelines.backends.ckg_reader import GraphReader
+    from pipelines.graph_reader import GraphReader
     from pipelines.prompts import load_template
 
     started = time.perf_counter()

@@ -3,7 +3,7 @@
 For every question of the world (or an even sample of ``--questions``), the facts the graph-on prompt
 would show are retrieved exactly as ``karma eval`` retrieves them (hybrid, k=10, budget 400 tokens,
 concept links skipped: ``pipelines.answering.GraphContext``) from the fold graph built without the
-question's video, and the reader (``pipelines.backends.ckg_reader.GraphReader``) answers from them.
+question's video, and the reader (``pipelines.graph_reader.GraphReader``) answers from them.
 Printed: accuracy per type and overall (and, side by side, the same reader without the event aliases the
 graph learned from its own corpus, ``graph.ckg.aliases``) with video-clustered 95 % intervals, how often the reader had no
 answer, and which reading decided (counterfactual reading by contrast, or directly). A tie counts as
@@ -55,7 +55,7 @@ def main() -> None:
     from karma.synth import generate, load_world
     from pipelines.answering import GraphContext
     from pipelines.assembly import make_retriever
-    from pipelines.backends.ckg_reader import GraphReader
+    from pipelines.graph_reader import GraphReader
     from pipelines.prompts import load_template
     from retrieval import Embedder
 

@@ -183,7 +183,7 @@ class GraphContext:
         self.style = style
         self.links = links
         """``options``: each fact line names the option it speaks of, read by the graph reader
-        (``pipelines.backends.ckg_reader.GraphReader.links``: the retrieval embedding model, never a
+        (``pipelines.graph_reader.GraphReader.links``: the retrieval embedding model, never a
         phrase list); ``none``: plain lines."""
         self.skip_relations: frozenset[str] = frozenset() if concept_facts else CONCEPT_RELATIONS
         """Relations never shown to the model: concept links (``instance_of``, "brightness increases
@@ -220,7 +220,7 @@ class GraphContext:
     def option_links(self, result: RetrievalResult, options: Mapping[str, str]) -> dict[str, str]:
         """Fact id -> ``<letter>: <option text>`` for the facts that single out one option."""
         if self._reader is None:
-            from pipelines.backends.ckg_reader import GraphReader
+            from pipelines.graph_reader import GraphReader
 
             view = getattr(self.retriever, "view", None)
             if view is None:

@@ -18,7 +18,7 @@ happened, not what did).
 Learned only from the transitions the graph is built from, so a fold graph never learns from the
 questions it will be asked. Stored in ``build_config["event_aliases"]`` (text -> events, best first):
 not part of the graph's content hash, never shown to a model; the graph reader
-(``pipelines.backends.ckg_reader``) reads an option as an event also through them.
+(``pipelines.graph_reader``) reads an option as an event also through them.
 """
 
 from __future__ import annotations

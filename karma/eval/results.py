@@ -47,7 +47,7 @@ BASELINE_NAMES: tuple[str, ...] = (
     "graph_reader",
 )
 """Reference baselines in every report (random is the exact 25% expectation). ``graph_reader`` answers
-from the retrieved facts alone (``pipelines.backends.ckg_reader``): the ceiling of the LLM arms."""
+from the retrieved facts alone (``pipelines.graph_reader``): the ceiling of the LLM arms."""
 
 
 def _ordered_types(types: Iterable[str]) -> list[str]:

@@ -217,7 +217,7 @@ class _Evaluation:
     def reader(self, key: str) -> Any:
         """The graph reader (no LLM) of a fold's graph; it shares the retrieval embedding model."""
         if key not in self._readers:
-            from pipelines.backends.ckg_reader import GraphReader
+            from pipelines.graph_reader import GraphReader
 
             self._readers[key] = GraphReader(self.plan.graph(key), self.embedder())
         return self._readers[key]

@@ -141,7 +141,7 @@ def test_learned_aliases_name_the_world_events_and_the_reader_reads_options_thro
     import yaml
 
     from graph.ckg.aliases import ALIASES_KEY, alias_text
-    from pipelines.backends.ckg_reader import GraphReader
+    from pipelines.graph_reader import GraphReader
 
     config = yaml.safe_load((WORLDS / "contrary.yaml").read_text())
     truth = {alias_text(text): event for event, text in config["option_texts"].items() if "{" not in text}
@@ -175,7 +175,7 @@ def test_options_worded_afresh_read_as_their_events_through_learned_phrases(worl
     import yaml
 
     from graph.ckg.aliases import ALIASES_KEY, alias_text, phrases
-    from pipelines.backends.ckg_reader import GraphReader
+    from pipelines.graph_reader import GraphReader
 
     assert phrases("The beat  drags") == ["the beat drags", "the", "beat", "drags", "the beat", "beat drags"]
     config = yaml.safe_load((WORLDS / "contrary.yaml").read_text())

@@ -8,7 +8,7 @@ import pytest
 
 from graph.model import CausalGraph, CkgNode
 from karma.core.records import Question
-from pipelines.backends.ckg_reader import NO_FACT, NO_OPTION, GraphReader
+from pipelines.graph_reader import NO_FACT, NO_OPTION, GraphReader
 from retrieval.base import Fact
 
 NODES = {
