@@ -1,4 +1,4 @@
-"""Functions in the run path stay under 80 lines (issue 29, item 6): the commands that start runs, the
+"""Functions in the run path stay under 80 lines of body (issue 29, item 6): the commands that start runs, the
 runners, the scheduler and the per-item code. ``eval_command`` was 218 lines, ``_run_locked`` 178 and
 ``ask`` 186 before they were split; this test fails if one grows back."""
 
@@ -29,11 +29,18 @@ RUN_PATH = (
 
 
 def long_functions(source: str, path: str) -> list[str]:
-    """``path:name (lines)`` of every function of ``source`` longer than ``LIMIT`` lines."""
+    """``path:name (lines)`` of every function of ``source`` whose body is longer than ``LIMIT`` lines.
+
+    The body is counted from its first statement after the docstring: a typer command declares each
+    option as a typed parameter of its signature (issue 40 item 3: no ``dict(locals())``), so
+    ``karma eval``'s 50-odd options are declarations, not logic to split."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            body = node.body
+            if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # the docstring
+            length = (node.end_lineno or node.lineno) - body[0].lineno + 1
             if length > LIMIT:
                 found.append(f"{path}:{node.name} ({length} lines)")
     return found
@@ -64,5 +71,10 @@ def test_library_functions_are_under_80_lines_but_the_known_ones() -> None:
 
 
 def test_the_check_sees_a_long_function() -> None:
-    body = "\n".join(f"    x{i} = {i}" for i in range(LIMIT))
+    body = "\n".join(f"    x{i} = {i}" for i in range(LIMIT + 1))
+    signature = "def f(\n" + "".join(f"    a{i}: int = {i},\n" for i in range(60)) + "):\n"
     assert long_functions(f"def f():\n{body}\n", "m.py") == ["m.py:f (81 lines)"]
+    # a long signature and docstring do not count, the body does
+    short = "\n".join(f"    x{i} = {i}" for i in range(LIMIT))
+    assert long_functions(f'{signature}    """Doc."""\n{short}\n', "m.py") == []
+    assert long_functions(f'{signature}    """Doc."""\n{body}\n', "m.py") == ["m.py:f (81 lines)"]
