@@ -310,7 +310,7 @@ PipelineOpt = Annotated[
 ScorePick = GenerationSettings.model_fields["score_pick"].annotation
 """The config's own choices (``pipelines.settings``), so the CLI and the config cannot drift."""
 FactLinks = GenerationSettings.model_fields["fact_links"].annotation
-KOpt = Annotated[int, typer.Option("--k", min=0, help="Facts retrieved per question.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Facts retrieved per question.")]
 BudgetTokensOpt = Annotated[
     int, typer.Option("--budget-tokens", min=0, help="Token budget of the graph block.")
 ]
