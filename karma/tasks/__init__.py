@@ -44,7 +44,8 @@ def get_task(name: str, **options: Any) -> Any:
     options model (text from ``-T`` is coerced; an unknown option or a bad value is an InputError
     naming it)."""
     cls = TASKS.load(name)
-    return cls(**dict(resolve_options(name, options, cls=cls)))
+    checked = resolve_options(name, options, cls=cls)  # validated here, once: the constructor keeps it
+    return cls(checked) if cls.options_model.model_fields else cls()  # no options: nothing to hand over
 
 
 def resolve_options(name: str, given: dict[str, Any], *, cls: Any = None) -> TaskOptions:

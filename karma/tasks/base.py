@@ -64,7 +64,15 @@ class Task(ABC):
     """What ``--data`` must point at."""
     options_model: ClassVar[type[TaskOptions]] = TaskOptions
     """The task's own options (``-T key=value``; none by default): ``karma.tasks.get_task`` validates
-    them with this model and passes every field to the constructor as a keyword."""
+    them with this model once and hands a task that has options the validated instance (a task with
+    none is built without arguments, so it may keep its own ``__init__(self)``)."""
+
+    def __init__(self, options: TaskOptions | None = None, **given: Any) -> None:
+        """Options: an instance of :attr:`options_model` (taken as it is: ``get_task`` has validated it
+        already), or its fields as keywords (checked here); each field becomes an attribute."""
+        from karma.tasks.options import bind_options
+
+        bind_options(self, options, given)
 
     @abstractmethod
     def load(self, path: str | Path, *, lenient: bool = False) -> TaskData:
