@@ -81,13 +81,14 @@ def _first_error(dataset) -> str:  # type: ignore[no-untyped-def]
 @app.command("stats")
 def stats(
     path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
-    lenient: LenientOpt = True,
+    lenient: LenientOpt = False,
     fmt: FormatOpt = "text",
     as_json: AsJsonOpt = False,
 ) -> None:
     """Videos, transitions, questions per type, answer letters, and answer-bias baselines.
 
-    The baselines (always the most frequent letter, always the longest option, always the option
+    Strict by default, as every data command: a data error exits 2; with --lenient the statistics cover
+    the valid questions and a warning counts what was left out. The baselines (always the most frequent letter, always the longest option, always the option
     sharing most words with the question) show how much can be scored without looking at anything.
     """
     from rich.table import Table
@@ -154,10 +155,13 @@ def export(
     path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
     out: Path = typer.Option(..., "--out", help="File to write (e.g. karma_mv.parquet or karma_mv.jsonl)."),
     fmt: Literal["parquet", "jsonl"] = typer.Option("parquet", "--format", help="parquet or jsonl."),
-    lenient: LenientOpt = True,
+    lenient: LenientOpt = False,
 ) -> None:
     """One flat row per question (video, transition and question ids, type, question, options,
     answer, explanation, scene names and times) for pandas or `datasets.load_dataset`.
+
+    Strict by default, as every data command: a data error exits 2 before anything is written; with
+    --lenient the invalid questions are left out and counted.
 
     The rows are the questions karma's loader keeps, each once; columns: docs/real-data.md.
     """

@@ -1,4 +1,4 @@
-"""`karma data validate` and `karma data stats` as a user runs them."""
+"""`karma data validate`, `karma data stats` and `karma data export` as a user runs them."""
 
 from __future__ import annotations
 
@@ -103,3 +103,26 @@ def test_stats_prints_tables_and_baselines() -> None:
         "descriptive": 15,
     }
     assert sum(as_json["answer_letters"].values()) == 288
+
+
+def test_every_data_command_is_strict_by_default(tmp_path: Path) -> None:
+    """stats and export were lenient by default while validate (and eval, graph build) were strict: now
+    a data error stops each of them (exit 2, the first error named) unless --lenient is given."""
+    (tmp_path / "broken").mkdir()
+    folder = make_broken_folder(tmp_path / "broken")
+    out = tmp_path / "rows.jsonl"
+    export = ["data", "export", str(folder), "--out", str(out), "--format", "jsonl"]
+    for args in (["data", "validate", str(folder)], ["data", "stats", str(folder)], export):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "synthVid001_qa.json" in result.output and "Traceback" not in result.output
+    assert not out.exists()  # refused before anything is written
+
+    stats = runner.invoke(app, ["data", "stats", str(folder), "--lenient", "--format", "json"])
+    assert stats.exit_code == 0, stats.output
+    assert "data error(s) left out" in stats.stderr
+    assert 0 < json.loads(stats.stdout)["questions"] < 288
+    exported = runner.invoke(app, [*export, "--lenient"])
+    assert exported.exit_code == 0, exported.output
+    rows = len(out.read_text().splitlines())  # export keeps questions whose scenes lack features
+    assert f"{rows} questions -> {out}" in exported.output and "invalid skipped" in exported.output
