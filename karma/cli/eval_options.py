@@ -23,6 +23,7 @@ from karma.cli.options import (
     KOpt,
     LenientOpt,
     MaxErrorRateOpt,
+    ModelDefaults,
     ModelOpt,
     PipelineOpt,
     ProgressOpt,
@@ -41,6 +42,11 @@ __all__ = [
     "TaskOptOpt", "TemplateOpt",
 ]  # fmt: skip
 """The shared options eval takes, re-exported so :func:`karma.cli.evaluate.eval_command` reads ``opt.X``."""
+
+KMV = ModelDefaults("karma.tasks.karma_mv.options:KarmaMvOptions")
+"""The defaults of Karma-MV's flags, read from its options model (``-T`` options; each flag of
+:data:`karma.tasks.karma_mv.options.FLAG_ALIASES` is an alias of one), where they are declared once;
+the run's flags read theirs from ``EvalConfig`` (``karma.cli.options.EVAL``)."""
 
 DataOpt = Annotated[
     Path, typer.Option("--data", help="Folder with <video>_qa.json and <video>_causal_features.json.")

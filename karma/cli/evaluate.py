@@ -10,6 +10,7 @@ import typer
 
 from karma.cli import eval_options as opt
 from karma.cli import tasks as task_cli
+from karma.cli.eval_options import KMV
 from karma.cli.options import (
     EVAL,
     DeviceOpt,
@@ -30,34 +31,34 @@ def eval_command(
     data: opt.DataOpt,
     out: opt.OutOpt,
     lenient: opt.LenientOpt = EVAL.lenient,
-    pipeline: opt.PipelineOpt = EVAL.pipeline,
+    pipeline: opt.PipelineOpt = KMV.pipeline,
     backend: opt.BackendOpt = EVAL.backend,
     backend_opt: opt.BackendOptOpt = None,
     model: opt.ModelOpt = None,
-    ckg: opt.CkgOpt = "both",
-    retriever: opt.RetrieverOpt = EVAL.retriever,
+    ckg: opt.CkgOpt = KMV.ckg,
+    retriever: opt.RetrieverOpt = KMV.retriever,
     retriever_opt: RetrieverOptionsOpt = None,
     device: DeviceOpt = None,
-    k: opt.KOpt = EVAL.k,
-    budget_tokens: opt.BudgetTokensOpt = EVAL.budget_tokens,
+    k: opt.KOpt = KMV.k,
+    budget_tokens: opt.BudgetTokensOpt = KMV.budget_tokens,
     types: opt.TypesOpt = None,
     videos: opt.VideosOpt = None,
     limit: opt.LimitOpt = None,
     limit_order: opt.LimitOrderOpt = None,
-    folds: opt.FoldsOpt = EVAL.folds,
-    whole_corpus_graph: opt.WholeCorpusGraphOpt = False,
+    folds: opt.FoldsOpt = KMV.folds,
+    whole_corpus_graph: opt.WholeCorpusGraphOpt = KMV.whole_corpus_graph,
     graph: opt.GraphOpt = None,
-    fold_seed: opt.FoldSeedOpt = EVAL.fold_seed,
+    fold_seed: opt.FoldSeedOpt = KMV.fold_seed,
     clips: opt.ClipsOpt = None,
     template: opt.TemplateOpt = None,
     max_tokens: opt.MaxTokensOpt = None,
     temperature: opt.TemperatureOpt = EVAL.temperature,
     seed: opt.SeedOpt = EVAL.seed,
-    constrain_choices: opt.ConstrainChoicesOpt = EVAL.constrain_choices,
+    constrain_choices: opt.ConstrainChoicesOpt = KMV.constrain_choices,
     answer_mode: opt.AnswerModeOpt = None,
-    score_pick: opt.ScorePickOpt = EVAL.score_pick,
-    fact_links: opt.FactLinksOpt = EVAL.fact_links,
-    concept_facts: opt.ConceptFactsOpt = EVAL.concept_facts,
+    score_pick: opt.ScorePickOpt = KMV.score_pick,
+    fact_links: opt.FactLinksOpt = KMV.fact_links,
+    concept_facts: opt.ConceptFactsOpt = KMV.concept_facts,
     log_prompts: opt.LogPromptsOpt = EVAL.log_prompts,
     batch_size: opt.BatchSizeOpt = None,
     concurrency: opt.ConcurrencyOpt = None,
@@ -68,8 +69,8 @@ def eval_command(
     progress: opt.ProgressOpt = True,
     preset: opt.PresetOpt = None,
     max_error_rate: opt.MaxErrorRateOpt = EVAL.max_error_rate,
-    allow_empty_graph: opt.AllowEmptyGraphOpt = EVAL.allow_empty_graph,
-    audio_parts: opt.AudioPartsOpt = EVAL.audio_parts,
+    allow_empty_graph: opt.AllowEmptyGraphOpt = KMV.allow_empty_graph,
+    audio_parts: opt.AudioPartsOpt = KMV.audio_parts,
     allow_backend_errors: opt.AllowBackendErrorsOpt = False,
     shard: opt.ShardOpt = None,
     executor: opt.ExecutorOpt = "local",
@@ -82,6 +83,8 @@ def eval_command(
     """Answer questions with the graph block on and/or off, resumably; write config, samples and results.
 
     RUN_DIR/config.json records the resolved settings and the content hashes of data, graphs, prompt template and model; RUN_DIR/samples.jsonl gets one line per (question, arm) as soon as it is answered; RUN_DIR/results.json holds accuracy per type and arm with video-clustered bootstrap intervals, parse-failure rates, the paired graph effect with an exact McNemar test, and the no-model baselines.
+
+    Karma-MV's own settings are -T options, each with its flag as an alias: -T k=5 is --k 5, -T budget_tokens=300 is --budget-tokens 300, -T ckg=on is --ckg on (`karma tasks show karma-mv` lists them with their defaults; both spellings with different values are refused). The run's settings (--backend, --model, --limit, --max-tokens, ...) are flags only.
 
     Rerunning the same command skips finished records (see docs/evaluation.md).
     """
@@ -97,39 +100,51 @@ def eval_command(
             no_cache=no_cache, cache=cache,
         )  # fmt: skip
         return
-    from karma.cli.default_model import command_answer_mode, command_model
-    from karma.core.shard import ShardSpec
-    from karma.eval import EvalConfig, arms_from_ckg
+    from karma.cli.default_model import command_model
 
-    answer_mode = command_answer_mode(answer_mode, backend, constrained=constrain_choices, preset=preset)
-    model = command_model(model, backend, backend_opt)
-    if whole_corpus_graph and graph is not None:
-        raise typer.BadParameter("--whole-corpus-graph and --graph exclude each other")
-    try:
-        config = EvalConfig(
-            data=str(data), out=str(out), lenient=lenient, pipeline=pipeline, clips=str(clips) if clips else None,
-            backend=backend, backend_options=backend_options(backend_opt or [], "--backend-opt"),
-            model=model, arms=arms_from_ckg(ckg), retriever=retriever,
-            retriever_options=retriever_options(retriever, retriever_opt), embed_device=device, k=k,
-            budget_tokens=budget_tokens, template=template,
-            **({"max_tokens": max_tokens} if max_tokens is not None else {}),
-            temperature=temperature, seed=seed, constrain_choices=constrain_choices,
-            answer_mode=answer_mode,
-            score_pick=score_pick, fact_links=fact_links, concept_facts=concept_facts, log_prompts=log_prompts,
-            graph_mode="given" if graph is not None else "whole_corpus" if whole_corpus_graph else "folds",
-            graph_path=str(graph) if graph else None, folds=folds, fold_seed=fold_seed, types=_split(types),
-            videos=_split(videos), limit=limit, limit_order=limit_order, bootstrap_resamples=bootstrap_resamples,
-            batch_size=batch_size, concurrency=concurrency, use_cache=not no_cache,
-            cache_path=str(cache) if cache else None, preset=preset, max_error_rate=max_error_rate,
-            allow_empty_graph=allow_empty_graph, audio_parts=audio_parts,
-            shard=str(ShardSpec.parse(shard)) if shard else None,
-        )  # fmt: skip
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    options = task_cli.karma_mv_options(
+        {
+            "ckg": ckg, "pipeline": pipeline, "clips": clips, "retriever": retriever, "k": k,
+            "budget_tokens": budget_tokens, "types": types, "videos": videos, "limit_order": limit_order,
+            "folds": folds, "whole_corpus_graph": whole_corpus_graph, "graph": graph, "fold_seed": fold_seed,
+            "template": template, "constrain_choices": constrain_choices, "answer_mode": answer_mode,
+            "score_pick": score_pick, "fact_links": fact_links, "concept_facts": concept_facts,
+            "allow_empty_graph": allow_empty_graph, "audio_parts": audio_parts,
+        },
+        task_opt,
+    )  # fmt: skip
+    config = _karma_mv_config(
+        options, data=str(data), out=str(out), lenient=lenient, backend=backend,
+        backend_options=backend_options(backend_opt or [], "--backend-opt"),
+        model=command_model(model, backend, backend_opt),
+        retriever_options=retriever_options(options.retriever, retriever_opt), embed_device=device,
+        **({"max_tokens": max_tokens} if max_tokens is not None else {}),
+        temperature=temperature, seed=seed, log_prompts=log_prompts, limit=limit,
+        bootstrap_resamples=bootstrap_resamples, batch_size=batch_size, concurrency=concurrency,
+        use_cache=not no_cache, cache_path=str(cache) if cache else None, preset=preset,
+        max_error_rate=max_error_rate, shard=shard,
+    )  # fmt: skip
     if executor == "ray":
         _run_on_ray(config, shards, ray_address, report_too=report_too, allow_errors=allow_backend_errors)
         return
     _run_here(config, progress=progress, report_too=report_too, allow_errors=allow_backend_errors)
+
+
+def _karma_mv_config(options: Any, *, shard: str | None, **run: Any) -> Any:
+    """The EvalConfig of a Karma-MV run: its options (``-T`` or their flag aliases) and the run's
+    settings, with the answer mode and the model resolved by the rule ``karma ask`` shares."""
+    from karma.cli.default_model import command_answer_mode
+    from karma.core.shard import ShardSpec
+    from karma.eval import EvalConfig
+
+    answer_mode = command_answer_mode(
+        options.answer_mode, run["backend"], constrained=options.constrain_choices, preset=run["preset"]
+    )
+    options = options.model_copy(update={"answer_mode": answer_mode})
+    try:
+        return EvalConfig.from_options(options, shard=str(ShardSpec.parse(shard)) if shard else None, **run)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
 
 
 def _run_on_ray(

@@ -71,7 +71,8 @@ def show_task(
     typer.echo("  options (-T KEY=VALUE):")
     for option in card["options"]:
         typer.echo(
-            f"    {option['name']} ({option['type']}, default {_shown(option['default'])}): {option['help']}"
+            f"    {option['name']} ({option['type']}, default {_shown(option['default'])}"
+            f"{', flag ' + option['flag'] if 'flag' in option else ''}): {option['help']}"
         )
 
 

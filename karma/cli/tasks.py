@@ -42,32 +42,34 @@ ONLY_VALUE = {"answer_mode": "generate", "executor": "local"}
 
 
 def is_other_task(task: str | None) -> bool:
-    """True when ``task`` names a task other than Karma-MV (which keeps karma eval's own path).
-
-    Karma-MV takes no task options: ``-T`` items given to the running command (its ``task_opt``
-    parameter) are refused here, before its own path starts, rather than dropped there.
-    """
+    """True when ``task`` names a task other than Karma-MV (which keeps karma eval's own path; its
+    ``-T`` options and their flag aliases are read by :func:`karma_mv_options`)."""
     from karma.tasks import DEFAULT_TASK, TASKS
 
     if task is not None:
         TASKS.entry(task)  # unknown name: InputError listing the registered ones
-    if task is not None and task != DEFAULT_TASK:
-        return True
-    given = _context_task_opt()
-    if given:
-        task_options(DEFAULT_TASK, given)
-    return False
+    return task is not None and task != DEFAULT_TASK
 
 
-def _context_task_opt() -> list[str]:
-    """The ``task_opt`` items of the running command ([] outside a command or without the option)."""
-    try:
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover
-        from click import get_current_context  # type: ignore[no-redef]
+def karma_mv_options(flags: dict[str, Any], task_opt: list[str] | None) -> Any:
+    """Karma-MV's options (``KarmaMvOptions``) from ``-T KEY=VALUE`` items and the eval flags that are
+    their aliases (``flags``: option name -> the flag's value; only the flags given on the command
+    line count, a flag left at its default is no setting).
 
-    ctx = get_current_context(silent=True)
-    return list((ctx.params.get("task_opt") if ctx is not None else None) or [])
+    An unknown ``-T`` key, a bad value, or one option given both ways with different values is an
+    InputError (exit 2, one line) before any model loads and before the run folder exists.
+    """
+    from pathlib import PurePath
+
+    from karma.tasks.karma_mv.options import merge_spellings
+
+    given = given_options()
+    typed = {
+        name: str(value) if isinstance(value, PurePath) else value
+        for name, value in flags.items()
+        if name in given
+    }
+    return merge_spellings(typed, key_values(task_opt or [], "--task-opt"))
 
 
 def task_options(task: str, task_opt: list[str] | None) -> dict[str, object]:

@@ -21,7 +21,8 @@ from pydantic import Field, model_validator
 
 from karma.core.errors import InputError
 from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
-from karma.eval.records import ARMS, Arm
+from karma.eval.records import Arm
+from karma.tasks.karma_mv.options import ARMS_OF_CKG, KarmaMvFields, KarmaMvOptions
 from pipelines.assembly import GenerationSettings
 
 GraphMode = Literal["folds", "whole_corpus", "given"]
@@ -39,10 +40,19 @@ PATH_FIELDS: frozenset[str] = frozenset({"data", "graph_path"})
 drops them from the identity older run folders stored). ``clips`` stays in it: no hash covers the clips."""
 
 
-class EvalConfig(GenerationSettings):
-    """Everything ``karma eval`` needs to answer a set of questions in one or both arms (the generation
-    settings -- k, budget_tokens, template, max_tokens, temperature, seed, ... -- come from
-    ``pipelines.assembly.GenerationSettings``)."""
+_OPTION_DEFAULTS = KarmaMvOptions().eval_fields()
+"""The stored fields the default Karma-MV options give (arms from ``ckg``, graph_mode from the graph
+options): the defaults of ``arms`` and ``graph_mode`` read from the options model, not written here."""
+
+
+class EvalConfig(GenerationSettings, KarmaMvFields):
+    """Everything ``karma eval`` needs to answer a set of questions in one or both arms.
+
+    The generation settings (k, budget_tokens, template, max_tokens, temperature, seed, ...) come from
+    ``pipelines.assembly.GenerationSettings``, Karma-MV's own settings (pipeline, clips, retriever,
+    folds, fold_seed, types, videos, limit_order, allow_empty_graph) from
+    ``karma.tasks.karma_mv.options.KarmaMvFields``; the command line builds them from
+    ``KarmaMvOptions`` (``-T`` or its flag aliases, :meth:`from_options`)."""
 
     data: str
     """Folder (or single QA file) with ``<video>_qa.json`` and ``<video>_causal_features.json``."""
@@ -50,10 +60,6 @@ class EvalConfig(GenerationSettings):
     """Keep every valid question of files with problems (reported) instead of refusing the data."""
     out: str
     """The run directory (config.json, samples.jsonl, baselines.jsonl, results.json)."""
-    pipeline: Literal["llm", "vlm"] = "llm"
-    """llm: scene features as text; vlm: the past and current clips as video."""
-    clips: str | None = None
-    """VLM only: folder with one sub-folder of ``scene_NNN.mp4`` clips per video."""
     backend: str = "llamacpp"
     """Model backend name (llamacpp, openai, transformers, vllm)."""
     backend_options: dict[str, object] = Field(default_factory=dict)
@@ -63,35 +69,22 @@ class EvalConfig(GenerationSettings):
     backend's model option (llamacpp ``model_path``, transformers ``model``). What it decides is
     compared on resume through the backend's model id (file name and sha256), so a model installed
     under another cache root resumes the same run; config.json records name, path and hash."""
-    arms: list[Arm] = Field(default_factory=lambda: list(ARMS))
+    arms: list[Arm] = Field(default_factory=lambda: list(_OPTION_DEFAULTS["arms"]))
     """Which arms to run: ``on`` (graph block), ``off`` (no graph block), or both."""
-    retriever: str = "hybrid"
-    """Retriever name (hybrid, keyword, paths, none)."""
     retriever_options: dict[str, Any] = Field(default_factory=dict)
     """``--retriever-opt``: the retriever's own settings (fields of its config model); part of the
     identity when set."""
     log_prompts: bool = False
     """Also write each request's full prompt to ``prompts.jsonl`` beside samples.jsonl."""
-    graph_mode: GraphMode = "folds"
+    graph_mode: GraphMode = _OPTION_DEFAULTS["graph_mode"]
     """folds: a video's graph is built without its fold; whole_corpus: one graph from every video
     (the published setting; retrieves statistics computed from the evaluated video); given: a graph
     file passed with ``graph_path``."""
-    folds: int = Field(default=5, ge=2)
-    """k of the k-fold split by video."""
-    fold_seed: int = 0
-    """Seed of the fold split."""
     graph_path: str | None = None
     """A prebuilt graph (graph_mode given)."""
-    types: list[str] | None = None
-    """Question types to answer (default: all)."""
-    videos: list[str] | None = None
-    """Video ids to answer (default: all)."""
     limit: int | None = Field(default=None, ge=1)
-    """Answer only N of the selected questions, chosen by ``limit_order`` (``karma.eval.selection``)."""
-    limit_order: Literal["spread", "first"] | None = None
-    """``spread``: a seeded sample over videos and types; ``first``: the first N in the stable order
-    (video, transition, question). None: ``spread`` for a new run folder, the folder's own order on
-    resume (``first`` for folders from before this option)."""
+    """Answer only N of the selected questions, chosen by ``limit_order`` (``karma.eval.selection``).
+    A run setting (every task takes it), not one of Karma-MV's options."""
     shard: str | None = None
     """``I/N``: answer only the videos of shard I of N (counted from 0; applied after ``limit``).
     Merge the N run directories with ``karma merge eval``."""
@@ -113,8 +106,6 @@ class EvalConfig(GenerationSettings):
     max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
     """Stop the run when more than this share of requests fail in the backend (``karma.eval.hygiene``;
     1 never stops)."""
-    allow_empty_graph: bool = False
-    """Run the graph-on arm even when its graph has no edges (refused by default)."""
     embed_device: str | None = None
     """``--device``: the embedding model's device (auto, cpu, cuda, cuda:N); None: ``$KARMA_EMBED_DEVICE``,
     else auto (``retrieval.embed.embed_device``). An execution field: a resume may change it."""
@@ -161,11 +152,17 @@ class EvalConfig(GenerationSettings):
     def out_dir(self) -> Path:
         return Path(self.out)
 
+    @classmethod
+    def from_options(cls, options: KarmaMvOptions, **run: Any) -> EvalConfig:
+        """The config of a Karma-MV run: the task's options (``-T`` or their flag aliases) and the
+        run's settings (``data``, ``out``, ``backend``, ...). One way in, so ``--k 5`` and ``-T k=5``
+        give one config, one config.json and one run identity."""
+        return cls(**run, **options.eval_fields())
+
 
 def arms_from_ckg(ckg: str) -> list[Arm]:
     """``--ckg on|off|both`` -> the arms to run (both: on first, then off)."""
-    table: dict[str, list[Arm]] = {"on": ["on"], "off": ["off"], "both": ["on", "off"]}
     try:
-        return table[ckg]
+        return list(ARMS_OF_CKG[ckg])  # type: ignore[index]
     except KeyError:
         raise InputError(f"--ckg must be on, off or both, got {ckg!r}") from None

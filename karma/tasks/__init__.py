@@ -63,6 +63,7 @@ def task_card(name: str) -> dict[str, Any]:
 
     entry = TASKS.entry(name)
     cls = TASKS.load(name)
+    flags = getattr(cls, "option_flags", {})  # karma eval flags that are aliases of -T options
     return {
         "task": name,
         "default": name == DEFAULT_TASK,
@@ -74,5 +75,8 @@ def task_card(name: str) -> dict[str, Any]:
         "cluster_unit": cls.cluster_unit,
         "data_help": cls.data_help,
         "paper_comparable": cls.paper_comparable,
-        "options": describe_options(cls.options_model),
+        "options": [
+            {**option, **({"flag": flags[option["name"]]} if option["name"] in flags else {})}
+            for option in describe_options(cls.options_model)
+        ],
     }

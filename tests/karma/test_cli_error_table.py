@@ -518,9 +518,9 @@ ROWS: list[Row] = [
     ),
     R(
         "eval-karma-mv-task-option",
-        "eval --data {good} --out {tmp}/t4 -T k=1",
+        "eval --data {good} --out {tmp}/t4 -T kk=1",
         2,
-        "task karma-mv takes no options",
+        "task karma-mv has no option 'kk'",
     ),
     R(
         "validate-task-option-unknown",

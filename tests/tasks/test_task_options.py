@@ -84,7 +84,7 @@ def test_text_from_the_command_line_is_coerced_and_typed_values_still_work() -> 
     [
         ("wildscore", {"bogus": "1"}, f"task wildscore has no option 'bogus'; it takes {WILDSCORE_OPTIONS}"),
         ("harmonyset-oe", {"mc_field": "x"}, "task harmonyset-oe has no option 'mc_field'; it takes videos, need_videos, allow_links"),
-        ("karma-mv", {"k": "3"}, "task karma-mv takes no options (-T), got 'k'"),
+        ("karma-mv", {"kk": "3"}, "task karma-mv has no option 'kk'; it takes pipeline, clips, retriever"),
         ("aimoclips", {"x": "1"}, "task aimoclips takes no options"),
         ("wildscore", {"need_images": "maybe"}, "task wildscore option need_images='maybe': Input should be a valid boolean"),
         ("wildscore", {"image_as": "gif"}, "task wildscore option image_as='gif': Input should be 'image' or 'video'"),
@@ -125,16 +125,18 @@ def test_eval_refuses_a_bad_value_naming_the_option(tmp_path: Path) -> None:
     assert not run.exists()
 
 
-def test_karma_mv_takes_no_task_options_and_says_so(tmp_path: Path) -> None:
+def test_karma_mv_refuses_an_unknown_task_option_and_says_so(tmp_path: Path) -> None:
+    # Karma-MV takes -T options since its options model (karma.tasks.karma_mv.options); k is one.
     sample = Path(__file__).resolve().parents[2] / "data" / "sample"
     for args in (
-        ["eval", "--data", str(sample), "--out", str(tmp_path / "run"), "-T", "k=3"],
-        ["eval", "--task", "karma-mv", "--data", str(sample), "--out", str(tmp_path / "run"), "-T", "k=3"],
-        ["data", "validate", str(sample), "-T", "k=3"],
+        ["eval", "--data", str(sample), "--out", str(tmp_path / "run"), "-T", "kk=3"],
+        ["eval", "--task", "karma-mv", "--data", str(sample), "--out", str(tmp_path / "run"), "-T", "kk=3"],
+        ["data", "validate", str(sample), "-T", "kk=3"],
     ):
         done = _invoke(*args)
         assert done.exit_code == 2, done.output
-        assert _error_lines(done.output) == ["error: task karma-mv takes no options (-T), got 'k'"]
+        (error,) = _error_lines(done.output)
+        assert error.startswith("error: task karma-mv has no option 'kk'; it takes pipeline, clips,")
     assert not (tmp_path / "run").exists()
 
 
@@ -197,8 +199,8 @@ def test_tasks_show_lists_the_options_with_type_default_and_meaning() -> None:
     assert "need_images (bool, default true): A row whose image file is missing is a problem" in out
     assert "image_as (image|video, default image): " in out
     assert "expect_full (bool, default false)" in out and "columns (dict[str, str], default {})" in out
-    none = _invoke("tasks", "show", "karma-mv")
-    assert none.exit_code == 0 and "options: none (any -T is refused)" in none.output
+    mv = _invoke("tasks", "show", "karma-mv")
+    assert mv.exit_code == 0 and "k (int, default 10, flag --k): Facts retrieved per question." in mv.output
     harmonyset = json.loads(_invoke("tasks", "show", "harmonyset-mc", "--json").output)
     assert harmonyset["paper_comparable"] is False
     assert [(o["name"], o["default"]) for o in harmonyset["options"]] == [

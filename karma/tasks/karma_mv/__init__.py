@@ -4,16 +4,19 @@
 ``on``/``off``, k-fold graphs, retrieval, baselines); like every other task it answers through the one
 scheduler (``karma.eval.scheduler``) and is aggregated by the one core (``karma.eval.aggregate``).
 This class adds the task-level view other parts need: the dataset as :class:`TaskItem` records
-(category = question type, cluster = video; a-d as published) and the graph-off prompt for the
-inspect_ai bridge.
+(category = question type, cluster = video; a-d as published), the graph-off prompt for the
+inspect_ai bridge, and the task's options (``karma.tasks.karma_mv.options.KarmaMvOptions``: ``-T k=5``
+or its flag alias ``--k 5``, declared once).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from karma.tasks.base import Task, TaskData
+from karma.tasks.karma_mv.options import FLAG_ALIASES, KarmaMvOptions
+from karma.tasks.options import validate_options
 from karma.tasks.problems import ItemProblem, TaskDataError
 from karma.tasks.records import TaskItem
 from karma.tasks.templates import TaskTemplate
@@ -32,8 +35,16 @@ class KarmaMvTask(Task):
     cluster_unit: ClassVar[str] = "video"
     letter_case: ClassVar[str] = "lower"  # type: ignore[misc]
     data_help: ClassVar[str] = "a folder of <video>_qa.json and <video>_causal_features.json"
+    options_model: ClassVar[type[KarmaMvOptions]] = KarmaMvOptions  # type: ignore[assignment]
+    option_flags: ClassVar[dict[str, str]] = FLAG_ALIASES
+    """Each option's ``karma eval`` flag alias (``karma tasks show karma-mv`` prints it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: KarmaMvOptions | None = None, **given: Any) -> None:
+        # The options stay on ``self.options`` (not one attribute each, as ``bind_options`` does):
+        # the option ``template`` would hide the method ``template``.
+        if options is not None and given:
+            raise TypeError("KarmaMvTask: give an options model or keywords, not both")
+        self.options = options if options is not None else validate_options(self.name, KarmaMvOptions, given)
         self._datasets: dict[tuple[str, bool], object] = {}
 
     def dataset(self, path: str | Path, lenient: bool = False):  # type: ignore[no-untyped-def]
