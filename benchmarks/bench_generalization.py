@@ -19,7 +19,8 @@ of the causes edges (mean and lowest fold), causes edges out of the planted inde
 
 Seeds: ``--seeds dev`` (default) are the development seeds 11, 12, 13, used while developing karma's
 reader and builder; ``--seeds report`` the reported seeds 101-105, never used for development;
-or a comma list.
+or a comma list. Seeds 14-19 (``--seeds 14,15,16,17,18,19``) are development seeds too: the builder's
+state and precedence tests were examined on them (issue 37 item 3); 201-210 are never-seen seeds.
 
 Settings (``--settings``, comma list; default ``free,templated``):
 
