@@ -19,10 +19,13 @@ from karma.cli.options import (
     ConceptFactsOpt,
     ConstrainChoicesOpt,
     FactLinksOpt,
+    FeaturesOpt,
     FormatOpt,
     KOpt,
+    MinSupportOpt,
     ModelOpt,
     PipelineOpt,
+    QuestionIndexOpt,
     RetrieverOpt,
     ScorePickOpt,
     TemplateOpt,
@@ -32,7 +35,7 @@ from karma.cli.options import (
 
 __all__ = [
     "AnswerModeOpt", "AsJsonOpt", "BackendOpt", "BackendOptOpt", "BudgetTokensOpt", "ConceptFactsOpt",
-    "ConstrainChoicesOpt", "FactLinksOpt", "FormatOpt", "KOpt", "ModelOpt", "PipelineOpt", "RetrieverOpt",
+    "ConstrainChoicesOpt", "FactLinksOpt", "FeaturesOpt", "FormatOpt", "KOpt", "MinSupportOpt", "ModelOpt", "PipelineOpt", "QuestionIndexOpt", "RetrieverOpt",
     "ScorePickOpt", "TemplateOpt", "TransitionOpt",
 ]  # fmt: skip
 
@@ -42,14 +45,6 @@ QuestionOpt = Annotated[
         "--question",
         "-q",
         help="The question text of an inline question (with --option). A number is read as --question-index.",
-    ),
-]
-QuestionIndexOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--question-index",
-        min=0,
-        help="With --qa (or the sample data): the question's position in the transition (0-based).",
     ),
 ]
 QaOpt = Annotated[
@@ -71,24 +66,11 @@ PastOpt = Annotated[str, typer.Option("--past", help="Inline: past scene (scene_
 CurrentOpt = Annotated[
     str | None, typer.Option("--current", help="Inline: current scene (default: the next scene).")
 ]
-FeaturesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--features", help="Scene features file (default: the QA file's <video>_causal_features.json)."
-    ),
-]
 ClipsOpt = ClipsDirOpt
 GraphOpt = Annotated[
     Path | None,
     typer.Option(
         "--graph", help="Graph directory or file. Default: data/sample/graph, else built from the QA folder."
-    ),
-]
-MinSupportOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--min-support",
-        help="Graph built on the fly: an edge's minimum support (default: 2 below 50 transitions, else the builder's).",
     ),
 ]
 MaxTokensOpt = Annotated[

@@ -9,6 +9,7 @@ from typing import Literal
 
 import typer
 
+from karma.cli.eval_options import TaskOpt  # the registered task, declared once (eval's --task)
 from karma.cli.options import AsJsonOpt, FormatOpt, LenientOpt, TaskOptOpt
 from karma.core.errors import InputError
 
@@ -22,9 +23,7 @@ def validate(
     show_inferred: bool = typer.Option(
         False, "--show-inferred", help="Also list what the loader inferred from older layouts."
     ),
-    task: str | None = typer.Option(
-        None, "--task", help="Validate another registered task's files (see docs/tasks.md)."
-    ),
+    task: TaskOpt = None,
     task_opt: TaskOptOpt = None,
 ) -> None:
     """Check Karma-MV files and print every problem as file, transition, question, field, reason.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from karma.cli import graph_options as go
-from karma.cli.options import BUILD, AsJsonOpt, DeviceOpt, FormatOpt
+from karma.cli.options import BUILD, AsJsonOpt, DeviceOpt, EmbedModelOpt, FormatOpt, MinSupportOpt, TopOpt
 from karma.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def build(
     folds: go.FoldsOpt = 0,
     fold: go.FoldOpt = -1,
     fold_seed: go.FoldSeedOpt = 0,
-    min_support: go.MinSupportOpt = BUILD.min_support,
+    min_support: MinSupportOpt = BUILD.min_support,
     min_lift: go.MinLiftOpt = BUILD.min_lift,
     min_precedence: go.MinPrecedenceOpt = BUILD.min_precedence,
     min_precedence_z: go.MinPrecedenceZOpt = BUILD.min_precedence_z,
@@ -177,15 +177,13 @@ def _built(graph: CausalGraph, n_excluded: int, seconds: float, out: Path, conso
 @app.command("stats")
 def stats(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
-    top: int = typer.Option(10, "--top", help="How many of the strongest causes edges to list."),
+    top: TopOpt = 10,
     index: bool = typer.Option(
         False,
         "--index",
         help="Build the hybrid retrieval index when it is not cached yet (embeds every text).",
     ),
-    embed_model: str | None = typer.Option(
-        None, "--embed-model", help="Embedding model of the index to report (default: packaged MiniLM)."
-    ),
+    embed_model: EmbedModelOpt = None,
     device: DeviceOpt = None,
 ) -> None:
     """Counts of nodes and edges by kind, the thresholds used, the strongest causes edges, and the
@@ -230,7 +228,7 @@ def stats(
 def show(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
     node: str = typer.Argument(..., help="Node id (visual:brightness:up) or title (brightness increases)."),
-    top: int = typer.Option(10, "--top", help="How many causes and effects to list."),
+    top: TopOpt = 10,
 ) -> None:
     """A node's strongest causes and effects, with their statistics and descriptions."""
     from graph.store import NetworkxStore
@@ -268,7 +266,7 @@ def score(
         "--truth",
         help="Truth file: ground_truth.json (edges) or rules.json (rule-level), both written by `karma synth`.",
     ),
-    top: int = typer.Option(20, "--top", help="How many ranked causes edges to list."),
+    top: TopOpt = 20,
     fmt: FormatOpt = "text",
     as_json: AsJsonOpt = False,
 ) -> None:

@@ -36,9 +36,6 @@ FoldsOpt = Annotated[
 FoldOpt = Annotated[
     int, typer.Option("--fold", help="0-based fold to leave out of the build (needs --folds).")
 ]
-MinSupportOpt = Annotated[
-    int, typer.Option("--min-support", help="Minimum co-occurring transitions per edge.")
-]
 MinLiftOpt = Annotated[float, typer.Option("--min-lift", help="Minimum lift over the effect's base rate.")]
 MinPrecedenceOpt = Annotated[
     float,

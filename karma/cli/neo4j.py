@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from karma.cli.errors import print_error
-from karma.cli.options import DatabaseOpt, DeviceOpt, EmbedModelOpt, PasswordOpt, UriOpt, UserOpt
+from karma.cli.options import DatabaseOpt, DeviceOpt, EmbedModelOpt, PasswordOpt, TimeoutOpt, UriOpt, UserOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,13 +49,8 @@ def _fail(exc: Exception, code: int = 1) -> typer.Exit:
 
 @app.command("start")
 def start(
-    timeout: float = typer.Option(180.0, "--timeout", help="Seconds to wait until the server answers."),
-    password: str | None = typer.Option(
-        None,
-        "--password",
-        help="Password set for user neo4j on first start [env NEO4J_PASSWORD; default karma-neo4j-local]. "
-        "Clients (graph push, neo4j pull) read NEO4J_PASSWORD or their own --password.",
-    ),
+    timeout: TimeoutOpt = 180.0,
+    password: PasswordOpt = None,
     listen: str | None = typer.Option(
         None, "--listen", help="Listen address [env KARMA_NEO4J_LISTEN; default 127.0.0.1 (loopback only)]."
     ),
@@ -80,7 +75,7 @@ def start(
 
 @app.command("stop")
 def stop(
-    timeout: float = typer.Option(90.0, "--timeout", help="Seconds to wait after SIGTERM."),
+    timeout: TimeoutOpt = 90.0,
 ) -> None:
     """Stop the local Neo4j with SIGTERM and wait for a clean shutdown; no-op when not running."""
     from graph.neo4j import LocalNeo4j, Neo4jServerError

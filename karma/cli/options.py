@@ -222,7 +222,57 @@ UserOpt = Annotated[str | None, typer.Option("--user", help="User name [env NEO4
 PasswordOpt = Annotated[
     str | None,
     typer.Option(
-        "--password", help="Password [env NEO4J_PASSWORD; default: the local server's, karma-neo4j-local]."
+        "--password",
+        help="Password of user neo4j [env NEO4J_PASSWORD; default karma-neo4j-local]: neo4j start sets "
+        "it on first start, the clients (graph push / pull, neo4j status) send it.",
+    ),
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Seconds to wait for the local server before giving up.")
+]
+"""``--timeout`` of karma neo4j start (until it answers) and stop (until it exits after SIGTERM)."""
+TopOpt = Annotated[int, typer.Option("--top", min=0, help="How many edges to list, the strongest first.")]
+"""``--top`` of karma graph stats, show and score."""
+
+MaxBiasOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-bias",
+        min=0.0,
+        max=1.0,
+        help="Refuse the questions written when a no-model baseline beats this accuracy on them.",
+    ),
+]
+"""``--max-bias`` of karma qa make (a new set) and qa paraphrase (a rewritten set)."""
+AllowBiasOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-bias", help="Write the questions even when a baseline beats --max-bias (recorded)."
+    ),
+]
+MinSupportOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--min-support",
+        help="An edge's minimum number of co-occurring transitions (karma ask's graph built on the fly: "
+        "default 2 below 50 transitions, else the builder's).",
+    ),
+]
+"""``--min-support`` of karma graph build and ask (whose graph, when none is given, is built too)."""
+
+QuestionIndexOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--question-index", min=0, help="With --qa: the question's position in the transition (0-based)."
+    ),
+]
+"""``--question-index`` of karma ask and retrieve."""
+FeaturesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--features",
+        help="The video's <video>_causal_features.json: the scene features the question is asked about "
+        "(ask: default the QA file's; retrieve: adds the transition's observed changes to the query).",
     ),
 ]
 DatabaseOpt = Annotated[
@@ -312,7 +362,12 @@ ScorePick = GenerationSettings.model_fields["score_pick"].annotation
 FactLinks = GenerationSettings.model_fields["fact_links"].annotation
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Facts retrieved per question.")]
 BudgetTokensOpt = Annotated[
-    int, typer.Option("--budget-tokens", min=0, help="Token budget of the graph block.")
+    int,
+    typer.Option(
+        "--budget-tokens",
+        min=0,
+        help="Token budget of the graph block (karma retrieve prints the block cut to it when given).",
+    ),
 ]
 ConstrainChoicesOpt = Annotated[
     bool, typer.Option("--constrain-choices", help="Constrain decoding to the letters a-d (both arms).")

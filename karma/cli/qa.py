@@ -10,9 +10,11 @@ from karma.cli.options import (
     PARAPHRASE,
     QA_MAKE,
     VERIFY,
+    AllowBiasOpt,
     BackendOpt,
     BackendOptOpt,
     FoldSeedOpt,
+    MaxBiasOpt,
     MaxErrorRateOpt,
     SeedOpt,
 )
@@ -46,18 +48,8 @@ def make(
         help="Comma-separated variables questions may ask about (e.g. brightness,loudness,mode); "
         "default: every measured one. Distractors still come from all.",
     ),
-    max_bias: float = typer.Option(
-        QA_MAKE.max_bias,
-        "--max-bias",
-        min=0.0,
-        max=1.0,
-        help="Refuse a set where a no-model baseline beats this accuracy.",
-    ),
-    allow_bias: bool = typer.Option(
-        QA_MAKE.allow_bias,
-        "--allow-bias",
-        help="Write the set even when a baseline beats --max-bias (recorded).",
-    ),
+    max_bias: MaxBiasOpt = QA_MAKE.max_bias,
+    allow_bias: AllowBiasOpt = QA_MAKE.allow_bias,
 ) -> None:
     """Make evidential, predictive and counterfactual questions from scene features and a graph.
 
@@ -145,16 +137,8 @@ def paraphrase(
     backend: BackendOpt = PARAPHRASE.backend,
     backend_opt: BackendOptOpt = None,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Rewrite only the first N questions."),
-    max_bias: float = typer.Option(
-        PARAPHRASE.max_bias,
-        "--max-bias",
-        min=0.0,
-        max=1.0,
-        help="Refuse a result where a no-model baseline beats this.",
-    ),
-    allow_bias: bool = typer.Option(
-        PARAPHRASE.allow_bias, "--allow-bias", help="Write the result anyway (recorded)."
-    ),
+    max_bias: MaxBiasOpt = PARAPHRASE.max_bias,
+    allow_bias: AllowBiasOpt = PARAPHRASE.allow_bias,
     max_error_rate: MaxErrorRateOpt = PARAPHRASE.max_error_rate,
 ) -> None:
     """Rewrite each question's text with a model; keep a rewrite only if it passes the guards.

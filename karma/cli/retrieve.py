@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from karma.cli.options import (
+    BudgetTokensOpt,
     DeviceOpt,
     EmbedModelOpt,
+    FeaturesOpt,
     KOpt,
+    QuestionIndexOpt,
     RetrieverOpt,
     RetrieverOptionsOpt,
     TransitionOpt,
@@ -45,22 +48,6 @@ QuestionOpt = Annotated[
     ),
 ]
 QaOpt = Annotated[Path | None, typer.Option("--qa", help="A <video>_qa.json file to take the question from.")]
-QuestionIndexOpt = Annotated[
-    int, typer.Option("--question-index", help="0-based question position in the transition.")
-]
-FeaturesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--features",
-        help="The video's _causal_features.json: adds the transition's observed visual changes to the query.",
-    ),
-]
-BudgetTokensOpt = Annotated[
-    int,
-    typer.Option(
-        "--budget-tokens", min=0, help="Also print the prompt block cut to this many tokens (0: off)."
-    ),
-]
 StyleOpt = Annotated[Literal["lines", "table", "json"] | None, old_spelling("--style", new="--format")]
 FormatOpt = Annotated[
     Literal["text", "table", "json"],
