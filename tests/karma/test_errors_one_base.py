@@ -123,3 +123,32 @@ def test_describe_keeps_input_errors_at_exit_2_and_calls_a_bare_value_error_a_bu
     assert code == 1
     assert line.startswith("internal error (ValueError: negative dimension)")
     assert "rerun with --debug" in line
+
+
+def test_a_value_error_from_library_code_reaches_the_user_as_an_internal_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """End to end through the real command line: a bare ValueError raised inside library code while a
+    command runs (here the statistics of ``karma data stats``) exits 1 as an internal error with one
+    line, not 2 as bad input, and shows no traceback; an InputError from the same place stays exit 2."""
+    from typer.testing import CliRunner
+
+    import karma.data.stats as stats
+    from karma.cli.main import app
+
+    sample = str(ROOT / "data" / "sample")
+
+    def broken(dataset):  # type: ignore[no-untyped-def]
+        raise ValueError("negative dimension")
+
+    monkeypatch.setattr(stats, "dataset_stats", broken)
+    result = CliRunner().invoke(app, ["data", "stats", sample])
+    assert result.exit_code == 1, result.output
+    assert "internal error (ValueError: negative dimension)" in result.output
+    assert "Traceback" not in result.output
+
+    def refused(dataset):  # type: ignore[no-untyped-def]
+        raise InputError("data/sample: field answer: 'e' is not a-d")
+
+    monkeypatch.setattr(stats, "dataset_stats", refused)
+    result = CliRunner().invoke(app, ["data", "stats", sample])
+    assert result.exit_code == 2, result.output
+    assert "'e' is not a-d" in result.output and "internal error" not in result.output
