@@ -8,12 +8,22 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from karma.cli.errors import print_error
-from karma.cli.options import DatabaseOpt, DeviceOpt, EmbedModelOpt, PasswordOpt, TimeoutOpt, UriOpt, UserOpt
+from karma.cli.options import (
+    PUSH,
+    DatabaseOpt,
+    DeviceOpt,
+    EmbedModelOpt,
+    PasswordOpt,
+    TimeoutOpt,
+    UriOpt,
+    UserOpt,
+    old_spelling,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -184,8 +194,11 @@ def push(
     password: PasswordOpt = None,
     database: DatabaseOpt = None,
     batch_size: int = typer.Option(
-        5000, "--batch-size", min=1, help="Rows per UNWIND ... MERGE transaction."
+        PUSH.batch_size, "--rows-per-transaction", min=1, help="Rows per UNWIND ... MERGE transaction."
     ),
+    old_batch_size: Annotated[
+        int | None, old_spelling("--batch-size", new="--rows-per-transaction", min=1)
+    ] = None,
     embeddings: bool = typer.Option(
         False,
         "--embeddings",
@@ -215,6 +228,7 @@ def push(
     except (FileNotFoundError, ValueError) as exc:
         raise _fail(exc, 2) from exc
     settings = _settings(uri, user, password, database)
+    batch_size = old_batch_size or batch_size  # the old spelling still sets it
     try:
         with open_driver(settings) as driver, Progress(console=console, transient=True) as bar:
             task = bar.add_task("pushing", total=len(graph.nodes) + len(graph.edges))

@@ -54,6 +54,23 @@ def embed_device_option(value: str | None) -> str | None:
 # -- defaults live in the config models ------------------------------------------------------------
 
 
+def home_default(target: str, field: str) -> Any:
+    """The default of ``field`` in its one home ``module:Name``: a config model's field, or, for a
+    command without a config model, a parameter of the library function it calls (its signature)."""
+    import importlib
+    import inspect
+
+    module, _, name = target.partition(":")
+    home = getattr(importlib.import_module(module), name)
+    fields = getattr(home, "model_fields", None)
+    if fields is not None:
+        return fields[field].get_default(call_default_factory=True)
+    default = inspect.signature(home).parameters[field].default
+    if default is inspect.Parameter.empty:
+        raise TypeError(f"{target}: parameter {field} has no default to read")
+    return default
+
+
 class ModelDefault:
     """The default of one field of a config model, read when click asks for it (a callable default).
 
@@ -69,11 +86,7 @@ class ModelDefault:
         """A list default given to a comma-separated text option as ``a,b``."""
 
     def value(self) -> Any:
-        import importlib
-
-        module, _, name = self.target.partition(":")
-        model = getattr(importlib.import_module(module), name)
-        value = model.model_fields[self.field].get_default(call_default_factory=True)
+        value = home_default(self.target, self.field)
         return ",".join(map(str, value)) if self.as_text and isinstance(value, list) else value
 
     def __call__(self) -> Any:
@@ -114,6 +127,8 @@ MEDIA = ModelDefaults("karma.synth.media:MediaOptions")
 QA_MAKE = ModelDefaults("karma.qa.make:QaMakeConfig")
 VERIFY = ModelDefaults("karma.qa.verify:VerifyConfig")
 PARAPHRASE = ModelDefaults("karma.qa.paraphrase:ParaphraseConfig")
+PUSH = ModelDefaults("graph.neo4j.push:push_graph")
+"""karma graph push has no config model: its defaults are ``push_graph``'s own (its signature)."""
 
 
 # -- old spellings -----------------------------------------------------------------------------------

@@ -118,7 +118,6 @@ CONTEXTUAL: dict[str, str] = {
     "--limit": "what is limited differs (questions answered, verified, rewritten)",
     "--seed": "the seed of what the command draws (the world, the questions, decoding)",
     "--folds": "graph build splits only when asked (0); eval and qa make split by default",
-    "--batch-size": "requests per backend call (eval) vs rows per Neo4j transaction (graph push)",
     "--question": "ask reads a number as --question-index (the older spelling)",
     "--ckg": "ask answers one arm (on|off); eval runs both by default",
     "--qa": "a QA file to ask from (ask, retrieve) or a folder of them (clips)",
@@ -196,9 +195,11 @@ CONFIG_MODELS: dict[str, tuple[str, dict[str, str]]] = {
     "qa make": ("karma.qa.make:QaMakeConfig", {"variables": ""}),
     "qa verify": ("karma.qa.verify:VerifyConfig", {}),
     "qa paraphrase": ("karma.qa.paraphrase:ParaphraseConfig", {}),
+    "graph push": ("graph.neo4j.push:push_graph", {}),  # no config model: the library function's signature
 }
-"""Command -> (its config model, {parameter: field} where the names differ; "" for a parameter that is
-not the model's field of that name)."""
+"""Command -> (the home of its defaults: its config model, or for a command without one the library
+function it calls, whose signature holds them; {parameter: field} where the names differ; "" for a
+parameter that is not the home's field of that name)."""
 
 OLD_SPELLINGS: dict[tuple[str, str], str] = {
     ("ask", "--json"): "--format",
@@ -216,6 +217,7 @@ OLD_SPELLINGS: dict[tuple[str, str], str] = {
     ("models list", "--json"): "--format",
     ("tasks list", "--json"): "--format",
     ("tasks show", "--json"): "--format",
+    ("graph push", "--batch-size"): "--rows-per-transaction",
 }
 """(command, old flag) -> the flag that replaced it; the old one stays, hidden, so nothing typed breaks
 (``karma neo4j pull`` itself is the old spelling of ``karma graph pull``)."""
@@ -307,18 +309,20 @@ def _command_params(module: str) -> set[str]:
 
 
 def _model_default(target: str, field: str) -> Any:
-    import importlib
+    from karma.cli.options import home_default
 
-    module, _, name = target.partition(":")
-    model = getattr(importlib.import_module(module), name)
-    return model.model_fields[field].get_default(call_default_factory=True)
+    return home_default(target, field)
 
 
 def _model_fields(target: str) -> set[str]:
+    """A config model's fields, or the parameters with a default of a library function."""
     import importlib
 
     module, _, name = target.partition(":")
-    return set(getattr(importlib.import_module(module), name).model_fields)
+    home = getattr(importlib.import_module(module), name)
+    if hasattr(home, "model_fields"):
+        return set(home.model_fields)
+    return {n for n, p in inspect.signature(home).parameters.items() if p.default is not p.empty}
 
 
 def _written(default: ast.expr) -> str | None:
@@ -431,14 +435,18 @@ def test_choices_are_the_config_models_choices(command: str) -> None:
 
     target, renames = CONFIG_MODELS[command]
     module, _, name = target.partition(":")
-    fields = getattr(importlib.import_module(module), name).model_fields
+    home = getattr(importlib.import_module(module), name)
+    if hasattr(home, "model_fields"):
+        annotations = {n: f.annotation for n, f in home.model_fields.items()}
+    else:  # a library function: its parameters' annotations (a postponed one is text, no choice)
+        annotations = {n: p.annotation for n, p in inspect.signature(home).parameters.items()}
     differ = []
     for option in (o for o in OPTIONS if o.command == command):
-        field = fields.get(renames.get(option.param.name, option.param.name))
-        if field is None or _choices(field.annotation) is None:
+        field = annotations.get(renames.get(option.param.name, option.param.name))
+        if field is None or _choices(field) is None:
             continue
-        if _choices(option.annotation) != _choices(field.annotation):
-            differ.append(f"{option.name}: {_choices(option.annotation)} vs {_choices(field.annotation)}")
+        if _choices(option.annotation) != _choices(field):
+            differ.append(f"{option.name}: {_choices(option.annotation)} vs {_choices(field)}")
     assert differ == []
 
 
