@@ -48,7 +48,23 @@ def is_other_task(task: str | None) -> bool:
 
     if task is not None:
         TASKS.entry(task)  # unknown name: InputError listing the registered ones
-    return task is not None and task != DEFAULT_TASK
+    if task is not None and task != DEFAULT_TASK:
+        return True
+    given = _context_task_opt()
+    if given:  # an unknown key or bad value is refused here, by every command on Karma-MV's path
+        task_options(DEFAULT_TASK, given)
+    return False
+
+
+def _context_task_opt() -> list[str]:
+    """The ``task_opt`` items of the running command ([] outside a command or without the option)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover
+        from click import get_current_context  # type: ignore[no-redef]
+
+    ctx = get_current_context(silent=True)
+    return list((ctx.params.get("task_opt") if ctx is not None else None) or [])
 
 
 def karma_mv_options(flags: dict[str, Any], task_opt: list[str] | None) -> Any:

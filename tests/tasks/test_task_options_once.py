@@ -10,6 +10,7 @@ import pytest
 
 from karma.core.errors import InputError
 from karma.tasks import TASKS, get_task
+from karma.tasks.base import Task
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOT_YET: dict[str, str] = {}
@@ -34,6 +35,8 @@ def test_the_constructor_takes_the_options_model_and_repeats_no_option(name: str
     defaults = cls(model())
     assert defaults.options == model()
     for field in model.model_fields:  # the task reads its options as attributes
+        if callable(getattr(Task, field, None)):  # Karma-MV's option template: read as options.template
+            continue
         assert getattr(defaults, field) == getattr(model(), field)
     assert cls().options == model()  # no argument: the defaults
 

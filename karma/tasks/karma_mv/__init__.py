@@ -47,6 +47,13 @@ class KarmaMvTask(Task):
         self.options = options if options is not None else validate_options(self.name, KarmaMvOptions, given)
         self._datasets: dict[tuple[str, bool], object] = {}
 
+    def __getattr__(self, name: str) -> Any:
+        """An option as an attribute (``task.k``), as other tasks read theirs (``template`` is the
+        Task method: read that option as ``task.options.template``)."""
+        if name in KarmaMvOptions.model_fields and "options" in self.__dict__:
+            return getattr(self.options, name)
+        raise AttributeError(name)
+
     def dataset(self, path: str | Path, lenient: bool = False):  # type: ignore[no-untyped-def]
         """The Karma-MV dataset (``karma.data.Dataset``) at ``path``."""
         from karma.data import DataValidationError, load_dataset
