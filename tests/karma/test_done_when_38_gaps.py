@@ -136,3 +136,61 @@ def test_a_second_qa_paraphrase_on_the_same_out_is_refused(made: Path, tmp_path:
         finally:
             os.kill(first.pid, signal.SIGKILL)
             first.wait()
+
+
+@pytest.mark.timeout(120)
+def test_task_runs_refuse_the_other_configuration_errors_before_their_folder_exists(tmp_path: Path) -> None:
+    """tests/karma/test_config_preflight.py checks three cases on a task run; these are the rest of the
+    issue's list as a task run meets them: exit 2, one line, no run folder, no request."""
+    with LoopbackModelServer() as server:
+        openai = [
+            "--backend",
+            "openai",
+            "--backend-opt",
+            f"model={MODEL}",
+            "--backend-opt",
+            f"base_url={server.base_url}",
+        ]
+        cases = {
+            "max_concurrency=0": (
+                [*openai, "--backend-opt", "max_concurrency=0"],
+                "max_concurrency must be at least 1",
+            ),
+            "llamacpp model_path missing": (
+                ["--backend", "llamacpp", "--backend-opt", f"model_path={tmp_path / 'no.gguf'}"],
+                "no such file or folder",
+            ),
+            "transformers model missing": (
+                ["--backend", "transformers", "--backend-opt", f"model={tmp_path / 'no-model'}"],
+                "no such file or folder",
+            ),
+            "--device on a task run": ([*openai, "--device", "cuda"], "cannot honour this option"),
+            "--answer-mode loglik on wildscore": (
+                [*openai, "--answer-mode", "loglik"],
+                "cannot honour this option",
+            ),
+        }
+        if not _cuda_available():
+            cases["transformers device=cuda"] = (
+                ["--backend", "transformers", "--backend-opt", "device=cuda"],
+                "torch sees no CUDA device",
+            )
+        for name, (arguments, phrase) in cases.items():
+            out = tmp_path / f"run-{len(name)}-{abs(hash(name))}"
+            done = CliRunner().invoke(
+                app,
+                ["eval", "--task", "wildscore", "--data", str(WILDSCORE), "--out", str(out), "--arms", "text_only",
+                 "--no-progress", *arguments],
+            )  # fmt: skip
+            errors = [line for line in done.output.splitlines() if line.startswith("error:")]
+            assert done.exit_code == 2 and len(errors) == 1 and phrase in errors[0], (name, done.output)
+            assert "Traceback" not in done.output and not out.exists(), name
+        assert server.good == 0 and server.failed == 0
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
