@@ -1,5 +1,5 @@
 """Issue 38's "Done when" parts that had no test asserting them end to end (the evidence audit of
-/work/scratch/audit/done_when.md found only a unit test of the batch/concurrency choice, and the
+issue 38 found only a unit test of the batch/concurrency choice, and the
 lock refusal only for ``qa verify``):
 
 * a task run really takes the backend's concurrency: requests overlap at the server up to the
