@@ -15,11 +15,15 @@ PyPI package. Two shapes exist:
 Installed models live in ``<cache root>/models/<name>/<file>`` (``karma.core.paths.cache_root``).
 
 Health: hashing a 1.1 GB file costs seconds, so it is done when the file is installed or verified, and
-recorded beside it (``<file>.karma-check.json``: path, size, mtime and sha256; for a package model in
-the same cache folder). ``model_state`` (``karma models list``) compares the file's size and mtime
-with that record and reads nothing else, so it never needs to write: a file whose size is not the
-pinned one, or that changed since its check, is ``corrupt`` with the command that reinstalls it; one
-never checked is ``unverified``. ``karma models verify NAME`` re-hashes the whole file; a run that
+recorded beside it (``<file>.karma-check.json``: path, size, mtime, sha256 and a sampled digest; for a
+package model in the same cache folder). ``model_state`` (``karma models list``) compares the file's
+size and mtime with that record and re-reads the sampled blocks (``sampled_digest``: 33 fixed blocks
+of 64 KiB, first, last and evenly between, about 2 MiB whatever the file's size, so milliseconds), and
+never needs to write: a file whose size is not the pinned one, that changed since its check, or whose
+sampled blocks differ although its size and mtime were kept, is ``corrupt`` with the command that
+reinstalls it; one never checked (or checked before sampled digests were recorded) is
+``unverified``. The sample catches a replaced, truncated-and-padded or partly overwritten file whose
+damage touches a sampled block; damage between the blocks is left to the full hash. ``karma models verify NAME`` re-hashes the whole file; a run that
 resolves ``--model NAME`` (``resolve_model``) takes a matching record's hash and hashes an unverified
 file in full, refusing weights that are not the pinned ones before the first request.
 ``resolve_model`` turns a registry name or a path into a :class:`ModelRef` (name, path, sha256) that
@@ -201,7 +205,7 @@ class ModelState(BaseModel):
     state: Literal["installed", "unverified", "corrupt", "not installed"]
     """``installed``: the file matches the record of its last full hash, which matched the pin;
     ``unverified``: the pinned size, never hashed here; ``corrupt``: another size, another hash, or
-    changed since it was hashed; ``not installed``: no file."""
+    changed since it was hashed (its mtime or its sampled blocks); ``not installed``: no file."""
     path: str | None = None
     """The weights file, when there is one."""
     detail: str = ""
@@ -273,19 +277,52 @@ def _read_check(item: ModelEntry) -> dict[str, object] | None:
     return record if isinstance(record, dict) else None
 
 
+SAMPLE_BLOCKS = 33
+"""Blocks a sampled digest reads (odd, so one sits at the file's middle)."""
+SAMPLE_BLOCK_BYTES = 1 << 16
+"""Bytes a sampled block holds."""
+
+
+def sampled_digest(path: Path) -> str:
+    """sha256 over :data:`SAMPLE_BLOCKS` fixed blocks of ``path`` (the whole file when it is smaller).
+
+    Why: a corruption that keeps a file's size and mtime (a restored date, a copy over it with
+    ``cp -p``, a disk fault) fools the size + mtime check, and hashing 1.1 GB on every list and run
+    costs seconds; reading 2 MiB at fixed offsets costs milliseconds and catches any damage that
+    touches one of the blocks."""
+    digest = hashlib.sha256()
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        if size <= SAMPLE_BLOCKS * SAMPLE_BLOCK_BYTES:
+            digest.update(fh.read())
+            return digest.hexdigest()
+        span = size - SAMPLE_BLOCK_BYTES
+        for i in range(SAMPLE_BLOCKS):
+            fh.seek(span * i // (SAMPLE_BLOCKS - 1))
+            digest.update(fh.read(SAMPLE_BLOCK_BYTES))
+    return digest.hexdigest()
+
+
 def write_check(item: ModelEntry, path: Path, sha256: str) -> None:
-    """Record a full hash of ``path`` (install, verify, a run's resolve); an unwritable cache only
-    means ``models list`` says ``unverified``."""
+    """Record a full hash of ``path`` (install, verify, a run's resolve) with its sampled digest; an
+    unwritable cache only means ``models list`` says ``unverified``."""
     import json
 
     stat = path.stat()
-    record = {"path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
+    record = {
+        "path": str(path),
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "sha256": sha256,
+        "sample": sampled_digest(path),
+    }
     with contextlib.suppress(OSError):
         atomic_write_text(check_record_path(item), json.dumps(record, indent=2, sort_keys=True))
 
 
 def model_state(item: ModelEntry) -> ModelState:
-    """The model's state from its file's size and mtime and its check record: no hashing, no writes."""
+    """The model's state from its file's size, mtime and sampled blocks and its check record: no full
+    hash, no writes."""
     path = located_path(item)
     if path is None:
         return ModelState(state="not installed")
@@ -305,6 +342,15 @@ def model_state(item: ModelEntry) -> ModelState:
         detail = (
             f"{path} was modified after its last check: {fix} "
             f"(or `karma models verify {item.name}` if only its date changed)"
+        )
+        return ModelState(state="corrupt", path=str(path), detail=detail)
+    if "sample" not in record:
+        detail = f"checked before sampled digests were recorded; `karma models verify {item.name}` checks it"
+        return ModelState(state="unverified", path=str(path), detail=detail)
+    if record["sample"] != sampled_digest(path):
+        detail = (
+            f"{path} changed since its last check (its sampled blocks differ, though its size and date "
+            f"were kept): {fix}"
         )
         return ModelState(state="corrupt", path=str(path), detail=detail)
     return ModelState(state="installed", path=str(path))
@@ -348,8 +394,8 @@ def resolve_model(value: str) -> ModelRef:
     """``--model`` as given: a registry name or a path to a weights file (or model folder).
 
     A registry name's file is the pinned one or refused (:class:`ModelCorrupt`, before any run folder
-    or request): its check record vouches for it while the file's size and mtime are those recorded,
-    and a file never checked is hashed in full here (and the check recorded)."""
+    or request): its check record vouches for it while the file's size, mtime and sampled blocks are
+    those recorded, and a file never checked is hashed in full here (and the check recorded)."""
     from pipelines.models import file_sha256
 
     if value in REGISTRY:

@@ -17,6 +17,8 @@ from karma.core.errors import InputError
 from pipelines import model_registry as reg
 from pipelines.models import file_sha256
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture()
 def cache(tmp_path, monkeypatch) -> Path:
@@ -235,15 +237,73 @@ def test_a_same_size_corrupt_model_is_listed_corrupt_and_refused(cache, tmp_path
     assert reg.model_state(item).state == "installed" and reg.resolve_model(item.name).sha256 == item.sha256
 
 
-def test_a_corruption_that_keeps_size_and_mtime_is_caught_by_verify(cache, tmp_path, monkeypatch):
-    """``list`` trusts size + mtime (hashing 1.1 GB per list is too slow); ``verify`` hashes in full."""
+def test_a_corruption_that_keeps_size_and_mtime_is_caught_by_list_and_verify(cache, tmp_path, monkeypatch):
+    """Size + mtime alone would trust it; the sampled blocks (the whole of a file this small) do not."""
     item, path = _installed_tiny(cache, tmp_path, monkeypatch)
     stat = path.stat()
     path.write_bytes(b"GGUF" + b"y" * (item.size - 4))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert reg.model_state(item).state == "installed"
+    state = reg.model_state(item)
+    assert state.state == "corrupt" and "sampled blocks differ" in state.detail
     with pytest.raises(reg.ModelCorrupt, match=r"sha256 .*pinned .*corrupt; reinstall with"):
         reg.verify(item.name)
+
+
+def _installed_sampled(cache: Path, tmp_path: Path, monkeypatch) -> tuple[reg.ModelEntry, Path]:
+    """A model large enough that the sampled digest reads blocks, not the whole file (4 MiB of
+    seeded bytes in two wheels), installed with its check record."""
+    import random
+
+    data = random.Random(38).randbytes(4 << 20)
+    assert len(data) > reg.SAMPLE_BLOCKS * reg.SAMPLE_BLOCK_BYTES
+    item = _entry(tmp_path / "wheels", [b"GGUF" + data[: 2 << 20], data[2 << 20 :]])
+    item = item.model_copy(update={"name": "sampled-test"})
+    monkeypatch.setitem(reg.REGISTRY, item.name, item)
+    return item, reg.install(item.name, wheels_from=tmp_path / "wheels")
+
+
+def test_bytes_flipped_in_the_middle_with_size_and_mtime_kept_refuse_the_run(cache, tmp_path, monkeypatch):
+    """Issue 38: a corrupt model file is named and refused with the fix, never trusted, though its size
+    and mtime are those of its last check; ``models list`` says so and writes nothing."""
+    item, path = _installed_sampled(cache, tmp_path, monkeypatch)
+    assert reg.model_state(item).state == "installed"
+    stat = path.stat()
+    with path.open("r+b") as fh:
+        fh.seek(stat.st_size // 2)
+        middle = fh.read(16)
+        fh.seek(stat.st_size // 2)
+        fh.write(bytes(b ^ 0xFF for b in middle))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    runner = CliRunner()
+    before = _cache_files(cache)
+    listed = runner.invoke(app, ["models", "list"])
+    assert listed.exit_code == 0 and "karma models install sampled-test" in listed.output, listed.output
+    assert _cache_files(cache) == before  # listing wrote nothing
+    out = tmp_path / "run"
+    refused = runner.invoke(
+        app,
+        ["eval", "--data", str(REPO / "data" / "sample"), "--out", str(out), "--backend", "llamacpp",
+         "--model", item.name, "--retriever", "none", "--limit", "1"],
+    )  # fmt: skip
+    assert refused.exit_code == 2, refused.output
+    assert "corrupt" in refused.output and "karma models install sampled-test" in refused.output
+    assert "Traceback" not in refused.output and not out.exists()
+    with pytest.raises(reg.ModelCorrupt, match="sampled blocks differ"):
+        reg.resolve_model(item.name)
+    assert reg.install(item.name, wheels_from=tmp_path / "wheels") == path  # the fix named: rejoined
+    assert reg.resolve_model(item.name).sha256 == item.sha256
+
+
+def test_a_check_record_without_a_sampled_digest_is_unverified_until_hashed(cache, tmp_path, monkeypatch):
+    """Records written before sampled digests existed vouch for nothing: a run hashes the file once."""
+    item, _ = _installed_sampled(cache, tmp_path, monkeypatch)
+    record = json.loads(reg.check_record_path(item).read_text())
+    del record["sample"]
+    reg.check_record_path(item).write_text(json.dumps(record))
+    assert reg.model_state(item).state == "unverified"
+    assert reg.resolve_model(item.name).sha256 == item.sha256
+    assert reg.model_state(item).state == "installed"
 
 
 def test_an_unchecked_model_is_unverified_until_hashed(cache, tmp_path, monkeypatch):
