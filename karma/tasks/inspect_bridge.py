@@ -150,20 +150,18 @@ def karma_inspect_task(
     media_dir: str | None = None, **task_options: Any,
 ) -> Task:  # fmt: skip
     """The registered task ``name`` on ``data`` as an inspect_ai Task (one arm)."""
-    task = get_task(name, **task_options)
-    items = task.load(data).items
-    items = items[:limit] if limit else items
+    task = get_task(name, **task_options)  # the -T options, validated once (unknown key: refused)
     if name == "karma-mv":
-        from karma.tasks.karma_mv import karma_mv_requests
-
-        requests = karma_mv_requests(data, max_tokens=max_tokens)
         arm = arm or "off"
         if arm != "off":
             raise ValueError(
                 "karma-mv in inspect_ai runs the graph-off arm (graph-on needs `karma eval` folds)"
             )
+        items, requests = _karma_mv_items(task, data, limit=limit, max_tokens=max_tokens)
         make = lambda item: requests[item.id]  # noqa: E731
     else:
+        items = task.load(data).items
+        items = items[:limit] if limit else items
         arm = task.check_arms([arm or task.arms[0]])[0]
         folder = Path(media_dir) if media_dir else Path(data).resolve().parent / ".karma-media"
         make = lambda item: task.request(item, arm, max_tokens=max_tokens, media_dir=folder)  # noqa: E731
@@ -188,6 +186,77 @@ def karma_inspect_task(
         config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),
         name=f"karma-{name}-{arm}",
     )
+
+
+def _karma_mv_items(
+    task: Any, data: str, *, limit: int | None, max_tokens: int
+) -> tuple[list[Any], dict[str, Any]]:
+    """Karma-MV's items and graph-off requests as ``karma eval`` would make them with the task's
+    options: ``types``/``videos`` choose the questions, ``limit`` keeps the ones ``limit_order``
+    picks (``spread`` unless given, as in ``karma eval``), ``template`` shapes the prompt; the
+    graph-on options (k, budget_tokens, fact_links, concept_facts, graph, whole_corpus_graph) are
+    checked and change nothing in graph-off. Options this bridge cannot honour are refused, not
+    dropped: the VLM pipeline (it needs clips), ``ckg=on`` (no graph-off arm), a scored
+    ``answer_mode`` (inspect generates) and ``constrain_choices`` (inspect's messages carry no
+    choice constraint to the model provider).
+
+    Why here: the requests used to come from ``karma_mv_requests(data)``, the default options, so
+    ``-T template=...`` or ``-T types=predictive`` were accepted and silently ignored."""
+    from karma.core.errors import InputError
+    from karma.core.records import normalize_question_type
+    from karma.eval.selection import apply_limit
+    from pipelines.llm import LlmPipeline
+    from pipelines.prompts.templates import DEFAULT_LLM_TEMPLATE
+
+    options = task.options
+    if options.pipeline != "llm":
+        raise InputError("karma-mv in inspect_ai runs the llm pipeline; -T pipeline=vlm needs `karma eval`")
+    if options.ckg == "on":
+        raise InputError(
+            "karma-mv in inspect_ai runs the graph-off arm; -T ckg=on has none (use off or both)"
+        )
+    if options.answer_mode not in (None, "generate"):
+        raise InputError(
+            f"karma-mv in inspect_ai generates; -T answer_mode={options.answer_mode} needs `karma eval`"
+        )
+    if options.constrain_choices:
+        raise InputError(
+            "karma-mv in inspect_ai cannot pass -T constrain_choices=true to the model (inspect's "
+            "messages carry no choice constraint); use `karma eval`"
+        )
+    wanted_types = None
+    if options.types:
+        wanted_types = set()
+        for raw in options.types:
+            kind = normalize_question_type(raw)
+            if kind is None:
+                raise InputError(
+                    f"-T types: unknown question type {raw!r} (use evidential, predictive, counterfactual)"
+                )
+            wanted_types.add(kind)
+    dataset = task.dataset(data)
+    videos = set(options.videos) if options.videos else None
+    if videos is not None and videos - set(dataset.video_ids):
+        raise InputError(f"-T videos: not in {data}: {', '.join(sorted(videos - set(dataset.video_ids)))}")
+    pairs = [
+        (t, q)
+        for t in sorted(dataset.transitions, key=lambda t: (t.video_id, t.index))
+        for q in sorted(t.questions, key=lambda q: q.index)
+        if (videos is None or t.video_id in videos) and (wanted_types is None or q.type in wanted_types)
+    ]
+    pairs = apply_limit(pairs, limit, options.limit_order)
+    pipeline = LlmPipeline(
+        None,
+        None,
+        use_graph=False,
+        template=options.template or DEFAULT_LLM_TEMPLATE,
+        max_tokens=max_tokens,
+    )
+    requests = {
+        t.question_id(q): pipeline.prepare(t, q, dataset.features.get(t.video_id)).request for t, q in pairs
+    }
+    by_id = {item.id: item for item in task.load(data).items}
+    return [by_id[qid] for qid in requests], requests
 
 
 RUN_PARAMETERS = ("data", "arm", "limit", "max_tokens")
