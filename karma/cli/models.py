@@ -29,8 +29,8 @@ def list_models(
     as_json: AsJsonOpt = False,
 ) -> None:
     """Every registered model: name, state (installed, unverified, corrupt with the fix, not installed),
-    size, licence, source, sha256. Reads each file's size and mtime and its check record only: no
-    hashing, nothing written (`karma models verify NAME` re-hashes a file)."""
+    size, licence, source, sha256. Reads each file's size, mtime and 33 sampled blocks against its
+    check record: no full hash, nothing written (`karma models verify NAME` re-hashes a file)."""
     from pipelines.model_registry import READING_MODEL, REGISTRY, model_state
 
     rows = []
@@ -110,7 +110,7 @@ def verify_model(
     name: Annotated[str, typer.Argument(help="Registry name (`karma models list`).")],
 ) -> None:
     """Re-hash a model's weights in full against the pinned sha256 (seconds for a 1 GB file) and record
-    the check, so `karma models list` and runs trust the file while its size and mtime stay the same.
+    the check, so `karma models list` and runs trust the file while its size, mtime and sampled blocks stay.
     Exit 2 naming the file and the reinstall command when they are not the pinned weights."""
     from pipelines.model_registry import entry, verify
 
