@@ -47,7 +47,7 @@ from graph.ckg.explanations import mentioned_variables
 from graph.ckg.inputs import feature_transitions
 from graph.ckg.scene_values import MODALITY, SceneValues, scene_values
 from graph.ckg.states import state_verdict
-from graph.ckg.stats import PairStats, pair_stats, reference_mask
+from graph.ckg.stats import PairStats, arcsine_z, pair_stats, reference_mask, state_entry_precedence
 from graph.model import CausalGraph, CkgEdge, CkgNode
 from karma.core.errors import InputError
 from karma.core.events import READABLE, parse_event_id
@@ -198,6 +198,9 @@ class _Tests:
 
     keep: np.ndarray
     """Support, lift, association and reference tests passed: the pair gets an edge or is left out."""
+    precedence: np.ndarray
+    """The precedence the tests read: the pair's own, or for a state cause of a state effect the
+    larger of its own and the one at the cuts that enter the cause's state."""
     evidence_z: np.ndarray
     """The precedence z: the larger of the pair's own and the pooled shift z."""
     required_z: np.ndarray
@@ -264,18 +267,31 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     # associated with the effect: otherwise one rare X -> Y pair among many would ride on a direction
     # the pooled event never showed an association for (a chance edge).
     pooled_prec = np.where(pooled_assoc >= config.min_association_z, pooled_prec, 0.0)
-    evidence_z = np.maximum(stats.precedence_z, pooled_prec)
+    # A state cause of a state effect is also read at the cuts that enter its state
+    # (``graph.ckg.stats.state_entry_precedence``): over every cut where it holds, what the state
+    # carried over from the scene before dilutes its precedence towards zero. Its own reading stays,
+    # since a rule applied scene by scene also begins its effect within a lasting state.
+    entry_prec, entry_z, at_entries = state_entry_precedence(table, stats)
+    precedence = np.where(at_entries, np.maximum(entry_prec, stats.precedence), stats.precedence)
+    evidence_z = np.maximum(np.maximum(stats.precedence_z, np.where(at_entries, entry_z, 0.0)), pooled_prec)
     excess = stats.confidence - stats.base_rate
     vis = np.flatnonzero(table.modality_mask("visual"))
     verdict = state_verdict(
         stats, table, keep, association, reference, reference_mask(table, list(vis)), config
     )
-    strong = np.minimum(association, reference) >= config.strong_association_z
+    # Strength is read on the arcsine scale too: the binomial z is bounded by the effect's headroom
+    # (``graph.ckg.stats.arcsine_z``), so near a base rate of 1 no association could be strong.
+    reference_rate = stats.reference_rate if stats.reference_rate is not None else stats.base_rate
+    strength = np.minimum(
+        np.maximum(association, arcsine_z(stats.confidence, stats.base_rate, stats.cause_count)),
+        np.maximum(reference, arcsine_z(stats.confidence, reference_rate, stats.cause_count)),
+    )
+    strong = strength >= config.strong_association_z
     required_z = np.where(strong, config.min_strong_precedence_z, config.min_precedence_z)
     passes = {
-        "precedence": stats.precedence >= config.min_precedence,
+        "precedence": precedence >= config.min_precedence,
         "precedence_z": evidence_z >= required_z,
-        "precedence_share": stats.precedence >= config.min_precedence_share * excess,
+        "precedence_share": precedence >= config.min_precedence_share * excess,
     }
     direction_ok = passes["precedence"] & passes["precedence_z"] & passes["precedence_share"]
     passes["read_from"] = ~_trend_through_source(stats, keep & ~direction_ok, config)
@@ -285,7 +301,9 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     passes["other_state"] = other_state
     is_cause = direction_ok & passes["read_from"] & other_state
     col = {event_id: c for c, event_id in enumerate(table.columns)}
-    return _Tests(keep, evidence_z, required_z, excess, passes, is_cause, col, verdict.explained_by)
+    return _Tests(
+        keep, precedence, evidence_z, required_z, excess, passes, is_cause, col, verdict.explained_by
+    )
 
 
 def _statistical_edges(
@@ -320,7 +338,7 @@ def _pair_edge(
     support = int(stats.support[i, j])
     confidence = float(stats.confidence[i, j])
     lift = float(stats.lift[i, j])
-    precedence = float(stats.precedence[i, j])
+    precedence = float(tests.precedence[i, j])
     relation = "causes" if tests.is_cause[i, j] else "co_moves"
     a, b = nodes[cause].title, nodes[effect].title
     stats_text = (

@@ -181,3 +181,73 @@ def _pair_stats(table: EventTable) -> PairStats:
         reference_rate=reference_rate,
         reference_z=reference_z,
     )
+
+
+def _is_state(column: str) -> bool:
+    return column.split(":", 2)[2].startswith("is:")
+
+
+def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precedence, precedence z, applies) of every visual *state* x music *state* pair, measured at the
+    cuts that enter the cause's state (``applies`` False elsewhere, zeros there).
+
+    Why: a state lasts over several cuts, so at most cuts where it holds it also held one transition
+    earlier, and so did its effect; the precedence over all of them is diluted towards zero by what the
+    state carried over from the scene before (family world, seed 14, 300 videos: a performer singing,
+    the key major in all 205 singing scenes, precedence +0.04). What tells a cause from a shared trend
+    is the state's own cut: there the effect state begins (present now, absent one transition before)
+    and a trend moves neither. Exits are not counted: a key need not change back when the performer
+    stops (in that world every exit from singing stayed major). Over the entries with a previous
+    transition and the effect's variable defined at both:
+
+    - precedence = (entries where the effect begins - entries where it ends) / entries;
+    - precedence z = the exact one-sided McNemar test of ``pair_stats`` on those entries.
+    """
+    from scipy.stats import binom, norm
+
+    shape = stats.precedence.shape
+    applies = np.zeros(shape, dtype=bool)
+    precedence, z = np.zeros(shape), np.zeros(shape)
+    col = {c: k for k, c in enumerate(table.columns)}
+    rows = [i for i, c in enumerate(stats.causes) if _is_state(c)]
+    cols = [j for j, c in enumerate(stats.effects) if _is_state(c)]
+    has_prev = table.prev >= 0
+    if not rows or not cols or not has_prev.any():
+        return precedence, z, applies
+    now, before = np.flatnonzero(has_prev), table.prev[has_prev]
+    a_cols = [col[stats.causes[i]] for i in rows]
+    b_cols = [col[stats.effects[j]] for j in cols]
+    a_now, a_before = table.occurs[np.ix_(now, a_cols)], table.occurs[np.ix_(before, a_cols)]
+    a_def = table.defined[np.ix_(now, a_cols)] & table.defined[np.ix_(before, a_cols)]
+    b_now, b_before = table.occurs[np.ix_(now, b_cols)], table.occurs[np.ix_(before, b_cols)]
+    b_def = (table.defined[np.ix_(now, b_cols)] & table.defined[np.ix_(before, b_cols)]).astype(np.float32)
+    entry = (a_now & ~a_before & a_def).astype(np.float32)
+    with _single_thread_blas():
+        begins = (entry.T @ ((b_now & ~b_before).astype(np.float32) * b_def)).astype(np.float64)
+        ends = (entry.T @ ((~b_now & b_before).astype(np.float32) * b_def)).astype(np.float64)
+        n = (entry.T @ b_def).astype(np.float64)
+    discordant = np.rint(begins + ends)
+    p_value = np.where(discordant > 0, binom.sf(np.rint(begins) - 1, discordant, 0.5), 1.0)
+    sub_z = np.where(discordant > 0, np.clip(norm.isf(np.clip(p_value, 1e-300, 1.0)), -40.0, 40.0), 0.0)
+    grid = np.ix_(rows, cols)
+    precedence[grid] = _safe_div(begins - ends, n)
+    z[grid] = sub_z
+    applies[grid] = n > 0
+    return precedence, z, applies
+
+
+def arcsine_z(confidence: np.ndarray, rate: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """How far ``confidence`` (over ``n`` transitions) is above ``rate`` on the arcsine scale, in
+    standard errors: 2 sqrt(n) (asin sqrt(confidence) - asin sqrt(rate)); 0 where not above.
+
+    Why: the binomial z of a proportion is bounded by its headroom, z <= sqrt(n (1 - rate) / rate) at a
+    confidence of 1, so an effect present in most scenes can never make a strong association however
+    reliably its cause brings it (a key major in 89 % of the scenes and after every one of 205 singing
+    scenes: exact z 6.1). On the arcsine scale a proportion's standard error does not depend on the
+    proportion (1 / (2 sqrt(n))): that association reads 9.9 there, and every one of 200 transitions
+    against a rate of 0.9 (exact z 6.1) reads 9.1, about what 162 of 200 against 1/2 reads (9.5, exact
+    z 8.8)."""
+    c = np.clip(confidence, 0.0, 1.0)
+    r = np.clip(rate, 0.0, 1.0)
+    out = 2.0 * np.sqrt(np.maximum(n, 0)) * (np.arcsin(np.sqrt(c)) - np.arcsin(np.sqrt(r)))
+    return np.where(c > r, out, 0.0)

@@ -10,7 +10,7 @@ import numpy as np
 from graph.ckg.builder import _tests
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable
-from graph.ckg.stats import pair_stats
+from graph.ckg.stats import arcsine_z, pair_stats
 
 VIDEOS = 100
 """Two transitions per video: row 2v has no previous transition, row 2v+1 follows it."""
@@ -71,6 +71,9 @@ def test_a_strong_association_already_there_one_transition_earlier_is_not_a_caus
 def test_a_weak_association_still_needs_the_full_precedence_z() -> None:
     table = _table(lagged=3)
     _, _, association_z, precedence_z = _verdict(table, BuildConfig())
-    weak = BuildConfig(strong_association_z=association_z + 1.0)
+    stats = pair_stats(table)
+    # Strength is the larger of the exact and the arcsine z (``graph.ckg.stats.arcsine_z``).
+    arcsine = float(arcsine_z(stats.confidence, stats.base_rate, stats.cause_count)[0, 0])
+    weak = BuildConfig(strong_association_z=max(association_z, arcsine) + 1.0)
     assert precedence_z < weak.min_precedence_z
     assert not _verdict(table, weak)[1]
