@@ -206,19 +206,25 @@ class GraphContext:
         template: PromptTemplate,
         result: RetrievalResult | None,
         options: Mapping[str, str] | None = None,
+        question: Question | None = None,
     ) -> tuple[str, list[Fact]]:
         """The block text and the facts it shows (after the token budget). ``options`` (the
-        question's, as the model sees them) are read only when ``links`` is ``options``."""
+        question's, as the model sees them) and the ``question`` are read only when ``links`` is
+        ``options``."""
         if not self.use_graph:
             return "", []
         if result is None or not result.facts:
             return template.render_graph_block([]), []
-        links = self.option_links(result, options) if self.links == "options" and options else None
+        links = self.option_links(result, options, question) if self.links == "options" and options else None
         lines, shown = serialize_fact_lines(result, self.budget_tokens, self.style, self.count_tokens, links)
         return template.render_graph_block(lines), shown
 
-    def option_links(self, result: RetrievalResult, options: Mapping[str, str]) -> dict[str, str]:
-        """Fact id -> ``<letter>: <option text>`` for the facts that single out one option."""
+    def option_links(
+        self, result: RetrievalResult, options: Mapping[str, str], question: Question | None = None
+    ) -> dict[str, str]:
+        """Fact id -> ``<letter>: <option text>`` for the facts that single out one option; with the
+        ``question``, only those that agree with the graph reader's answer to it
+        (``GraphReader.links``)."""
         if self._reader is None:
             from pipelines.graph_reader import GraphReader
 
@@ -226,7 +232,7 @@ class GraphContext:
             if view is None:
                 raise InputError("fact links need a retriever over a graph (it has no view)")
             self._reader = GraphReader(view, getattr(self.retriever, "embedder", None))
-        letters = self._reader.links(options, result.facts)
+        letters = self._reader.links(options, result.facts, question)
         return {fact_id: f"{letter}: {options[letter]}" for fact_id, letter in letters.items()}
 
 

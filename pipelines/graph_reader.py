@@ -21,7 +21,9 @@ It is the ceiling an LLM arm is compared with: what the facts in the prompt alre
    is passed over: a fact about loudness says nothing about options on the key, however close
    "agitated" sits to "loudness increases". Of the options it speaks of, the one with the best
    contrast score (similarity plus its lead over the event's alternatives) decides when it leads the
-   next by ``MIN_OPTION_MARGIN``. The first fact that decides answers. Comparing the options with one
+   next by ``MIN_OPTION_MARGIN``. The first fact that decides answers. A fact whose edge the graph
+   counted with a lift of at most 1 (its effect no likelier after its cause than anywhere) decides
+   nothing (``_informative``). Comparing the options with one
    another (not with every node of the graph)
    lets a paraphrase ("the mix swells in volume") be read as the fact's event ("loudness
    increases") when it is the closest of the four, as a reader would.
@@ -259,16 +261,22 @@ class GraphReader:
         group in retrieval order. For a counterfactual (``supposed``) the facts about another change
         of a stated variable come last: that is the change that really happened, which the question
         sets aside. (Elsewhere they keep their place: a direction read by the embedding alone can
-        be the wrong one, and retrieval already ranks the change seen across the cut.)"""
+        be the wrong one, and retrieval already ranks the change seen across the cut.) Among the
+        facts about a stated cause, the one whose effect follows it most often (the edge's
+        confidence) comes first: the question asks what the stated change brings, and retrieval
+        ranks by how well a fact's words match the question, which its effect's words do not
+        decide. (A stated effect keeps retrieval's order: a cause's confidence is about its own
+        effects, not about how well it explains this one.)"""
         if not stated:
             return list(facts)
         variables = {":".join(event.split(":")[:2]) for event in stated}
 
-        def group(fact: Fact) -> int:
+        def group(fact: Fact) -> tuple[int, float]:
             end = fact.target if cause_side else fact.source
             if end in stated:
-                return 0
-            return 2 if supposed and ":".join(end.split(":")[:2]) in variables else 1
+                edge = self.view.graph.edges.get(fact.id)
+                return 0, -edge.confidence if edge is not None and not cause_side else 0.0
+            return (2 if supposed and ":".join(end.split(":")[:2]) in variables else 1), 0.0
 
         return sorted(facts, key=group)
 
@@ -298,20 +306,43 @@ class GraphReader:
         kinds = [self.view.graph.nodes[e].kind for e in events.values() if e is not None]
         return sum(k == "visual_change" for k in kinds) * 2 > len(kinds)
 
-    def links(self, options: Mapping[str, str], facts: Sequence[Fact]) -> dict[str, str]:
+    def links(
+        self, options: Mapping[str, str], facts: Sequence[Fact], question: Question | None = None
+    ) -> dict[str, str]:
         """Fact id -> the one option letter the fact speaks of, for every fact that singles one out
         (the reading of ``answer``, applied to each fact rather than stopping at the first; a fact
         whose options tie, or that speaks of no option, has no link). The prompt's fact block can
-        name the option beside the fact (``GenerationSettings.fact_links``)."""
+        name the option beside the fact (``GenerationSettings.fact_links``).
+
+        With the ``question`` given, the links agree with the reader's answer to it (``answer``:
+        the stated change read first): only the facts that single out one of the letters it
+        answers are linked, and none when it does not answer. Why: read without the question,
+        a fact about the change a counterfactual sets aside, or about a change the question does
+        not state, links another option than the one the reader concludes, and a prompt whose
+        links point two ways leaves the model to pick between them by their order."""
         letters, sims = self._options(options)
         events = self._events(letters, sims)
         if not any(events.values()):
             return {}
+        agree: set[str] | None = None
+        if question is not None:
+            agree = set(self.answer(options, facts, question).letters)
         return {
             fact.id: chosen[0]
             for fact, chosen in self._readings(letters, sims, events, facts)
-            if len(chosen) == 1
+            if len(chosen) == 1 and (agree is None or chosen[0] in agree)
         }
+
+    def _informative(self, fact: Fact) -> bool:
+        """Whether a fact's edge says its cause makes its effect likelier: not when the graph counted
+        the pair (support) and found the effect no more frequent after the cause than anywhere (lift
+        at most 1). Why: retrieval ranks a fact by how well its text matches the question, so a
+        fact about the stated change with an effect that merely co-occurred with it at its base rate
+        ("someone standing -> tempo increases", confidence 0.25, lift 0.92) can come before the one
+        the corpus supports (``-> mode is minor``, lift 2.5); such a fact is no evidence for its
+        effect over any other. A fact without an edge in the graph (or without counts) is read."""
+        edge = self.view.graph.edges.get(fact.id)
+        return edge is None or edge.support <= 0 or edge.lift > 1.0
 
     def _readings(
         self,
@@ -329,7 +360,7 @@ class GraphReader:
         for fact in facts:
             end = fact.source if cause_side else fact.target
             row = self._row.get(end)
-            if row is None:
+            if row is None or not self._informative(fact):
                 continue
             variable = self._variable_of[end]
             same = [j for j, m in enumerate(modality) if m == modality[variable]]

@@ -78,7 +78,7 @@ class LlmPipeline(PipelineBase):
         past = scene_features(features, transition.past_scene.scene_id)
         current = scene_features(features, transition.current_scene.scene_id)
         result = self.graph.retrieve(transition, q, features)
-        block, shown = self.graph.block(self.template, result, q.options)
+        block, shown = self.graph.block(self.template, result, q.options, q)
         user = self.template.user.format(
             **self._template_fields(transition, q, block),
             past_features=features_text(past),

@@ -152,7 +152,7 @@ class VlmPipeline(PipelineBase):
         q = resolve_question(transition, question)
         past, current, masked = self.clips(transition, q)
         result = self.graph.retrieve(transition, q, features)
-        block, shown = self.graph.block(self.template, result, q.options)
+        block, shown = self.graph.block(self.template, result, q.options, q)
         text = self.template.user.format(
             **self._template_fields(transition, q, block),
             audio_note=self.template.text("audio_note_masked") if masked else "",
