@@ -41,7 +41,9 @@ class BuildConfig(BaseModel):
     (``min_precedence``) and the share (``min_precedence_share``), whose estimates are precise when the
     association is; its precedence z then only needs ``min_strong_precedence_z``. Without it, a cause
     co-occurring with its effect in 80 % of 200 transitions (z > 10) was dropped whenever the videos were
-    too short to show many previous transitions (issue 37)."""
+    too short to show many previous transitions (issue 37). Each z is read as the larger of the exact z
+    and the arcsine z (``graph.ckg.stats.arcsine_z``): the exact z is bounded by the effect's headroom,
+    so an effect present in most scenes could otherwise never make a strong association."""
     min_strong_precedence_z: float = 1.645
     """The precedence z a *strong* association needs (one-sided p < 0.05): the music change is more
     often new at the cut than already there one transition earlier, at a level the few transitions with
