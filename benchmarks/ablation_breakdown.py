@@ -90,7 +90,7 @@ def _rows(run: Path, pick: str, truth: dict[str, dict] | None = None) -> list[di
 
 
 def _line(label: str, rows: list[dict]) -> str:
-    from karma.eval.stats import mcnemar_exact
+    from karma.run.stats import mcnemar_exact
 
     if not rows:
         return f"| {label} | 0 | | | | |"

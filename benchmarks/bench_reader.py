@@ -51,7 +51,7 @@ def main() -> None:
     from karma.data import load_dataset
     from karma.eval import EvalConfig
     from karma.eval.graphs import GraphPlan
-    from karma.eval.stats import cluster_bootstrap_accuracy
+    from karma.run.stats import cluster_bootstrap_accuracy
     from karma.synth import generate, load_world
     from pipelines.answering import GraphContext
     from pipelines.assembly import make_retriever

@@ -1,8 +1,8 @@
 """Task runs before and after the one run driver (issue 38): requests/s side by side, in one process.
 
-Before ``karma.eval.driver``, a task run (``karma eval --task NAME``) answered batch 1, concurrency 1
+Before ``karma.run.driver``, a task run (``karma eval --task NAME``) answered batch 1, concurrency 1
 and with no response cache, whatever the backend could do. Now it takes the backend's batch and
-concurrency (``karma.eval.driver.batching``) and the response cache. This benchmark runs the same
+concurrency (``karma.run.driver.batching``) and the response cache. This benchmark runs the same
 WildScore-format task (the test fixture's rows repeated with numbered questions, so every request
 differs; ``text_only`` arm) on one loaded backend, three ways:
 

@@ -297,7 +297,7 @@ def serialize_fact_lines(
 def complete(backend: Backend, requests: Sequence[ChatRequest]) -> list[Completion]:
     """The completions of ``requests`` from ONE ``backend.generate`` call, one per request.
 
-    Every run path (``karma ask``, ``karma eval`` and its tasks through ``karma.eval.scheduler``, the
+    Every run path (``karma ask``, ``karma eval`` and its tasks through ``karma.run.scheduler``, the
     inspect_ai bridge, the HarmonySet-OE judge) reaches a model through this function and nothing else
     (tests/pipelines/test_one_backend_caller.py walks the sources), so the one-completion-per-request
     check and any future accounting live in one place.

@@ -4,7 +4,7 @@ The response cache: task runs, qa passes and Karma-MV runs read and write the sh
 by default. Tests that count the requests a scripted server received would then pass on a fresh
 machine and fail on the second run of the suite (the answers come from the last session's cache).
 So each test session gets a response cache file of its own (``KARMA_RESPONSE_CACHE``, read by
-``karma.eval.driver.open_response_cache``); everything else (installed models, indexes, graphs)
+``karma.run.driver.open_response_cache``); everything else (installed models, indexes, graphs)
 stays in the usual cache root. A ``KARMA_RESPONSE_CACHE`` already set is kept.
 """
 

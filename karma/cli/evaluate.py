@@ -201,7 +201,7 @@ def _finish(run_dir: Path, *, report_too: bool, allow_errors: bool) -> None:
 def _refuse_backend_errors(run_dir: Path, allow: bool) -> None:
     """Exit 1 when (question, arm) pairs of the run still hold a backend error, unless allowed."""
     from karma.core.errors import RunError
-    from karma.eval.runner import backend_error_count
+    from karma.run.hygiene import backend_error_count
 
     errors = backend_error_count(json.loads((run_dir / "results.json").read_text()))
     if errors and not allow:

@@ -1,13 +1,14 @@
 """Evaluation and ablation: resumable runs with the graph on and off, paired statistics, reports."""
 
-from karma.eval.cache import ResponseCache, cache_key, is_cacheable
 from karma.eval.config import EvalConfig, arms_from_ckg
 from karma.eval.records import ARMS, Arm, BaselineRecord, SampleRecord
 from karma.eval.report import write_report
 from karma.eval.results import aggregate
-from karma.eval.rundir import RunDir, RunMismatchError
+from karma.eval.rundir import RunDir
 from karma.eval.runner import RunSummary, finalize, run_evaluation, select_questions
-from karma.eval.stats import (
+from karma.run.cache import ResponseCache, cache_key, is_cacheable
+from karma.run.rundir import RunMismatchError
+from karma.run.stats import (
     Interval,
     McNemarResult,
     binomial_two_sided_p,

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from karma.core.errors import InputError
-from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.eval.records import Arm
+from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.tasks.karma_mv.options import ARMS_OF_CKG, KarmaMvFields, KarmaMvOptions
 from pipelines.assembly import GenerationSettings
 
@@ -36,7 +36,7 @@ EXECUTION_FIELDS: frozenset[str] = frozenset(
     | {"max_error_rate", "allow_empty_graph", "model", "embed_device"}
 )
 PATH_FIELDS: frozenset[str] = frozenset({"data", "graph_path"})
-"""Where the content is, not what it is: outside the identity (``karma.eval.rundir.CONTENT_PINNED``
+"""Where the content is, not what it is: outside the identity (``karma.run.rundir.CONTENT_PINNED``
 drops them from the identity older run folders stored). ``clips`` stays in it: no hash covers the clips."""
 
 
@@ -83,7 +83,7 @@ class EvalConfig(GenerationSettings, KarmaMvFields):
     graph_path: str | None = None
     """A prebuilt graph (graph_mode given)."""
     limit: int | None = Field(default=None, ge=1)
-    """Answer only N of the selected questions, chosen by ``limit_order`` (``karma.eval.selection``).
+    """Answer only N of the selected questions, chosen by ``limit_order`` (``karma.run.selection``).
     A run setting (every task takes it), not one of Karma-MV's options."""
     shard: str | None = None
     """``I/N``: answer only the videos of shard I of N (counted from 0; applied after ``limit``).
@@ -104,7 +104,7 @@ class EvalConfig(GenerationSettings, KarmaMvFields):
     """A named settings bundle (``pipelines.presets``, e.g. ``paper``) that fills in backend options
     and generation settings not given explicitly; the stored config holds the resolved values."""
     max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0.0, le=1.0)
-    """Stop the run when more than this share of requests fail in the backend (``karma.eval.hygiene``;
+    """Stop the run when more than this share of requests fail in the backend (``karma.run.hygiene``;
     1 never stops)."""
     embed_device: str | None = None
     """``--device``: the embedding model's device (auto, cpu, cuda, cuda:N); None: ``$KARMA_EMBED_DEVICE``,

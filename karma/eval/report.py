@@ -3,7 +3,7 @@
 For each run: accuracy per question type and arm with 95% video-clustered bootstrap intervals, the
 parse-failure rate, the graph's paired effect per type (difference, interval, exact McNemar p), and
 the reference baselines. With several runs, a side-by-side table compares them. The plots (drawn by
-:mod:`karma.eval.plots`, whose rules keep them in line with the tables) show the same numbers in
+:mod:`karma.run.plots`, whose rules keep them in line with the tables) show the same numbers in
 percent, with n, videos and parse failures on the picture.
 """
 
@@ -193,8 +193,8 @@ def _group_n(arms: dict[str, Any], group: str) -> str:
 
 def accuracy_plot_figure(results: dict[str, Any], title: str) -> Any:
     """The accuracy figure of one run: per type and overall, each arm and the graph reader, with
-    intervals, parse failures in the legend, n and videos in the title (karma.eval.plots' rules)."""
-    from karma.eval.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
+    intervals, parse failures in the legend, n and videos in the title (karma.run.plots' rules)."""
+    from karma.run.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
 
     arms = dict(_arms(results))
     types = _types(results)
@@ -233,14 +233,14 @@ def accuracy_plot_figure(results: dict[str, Any], title: str) -> Any:
 
 def plot_accuracy(results: dict[str, Any], path: Path, title: str) -> Path:
     """The accuracy figure (:func:`accuracy_plot_figure`) as a PNG."""
-    from karma.eval.plots import save
+    from karma.run.plots import save
 
     return save(accuracy_plot_figure(results, title), path)
 
 
 def delta_plot_figure(results: dict[str, Any], title: str) -> Any:
     """The paired graph effect per type and overall, in percentage points; None with one arm."""
-    from karma.eval.plots import FEW_STAMP, Effect, effect_figure, wrap
+    from karma.run.plots import FEW_STAMP, Effect, effect_figure, wrap
 
     paired = results.get("paired")
     if not paired:
@@ -258,7 +258,7 @@ def delta_plot_figure(results: dict[str, Any], title: str) -> Any:
 
 def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
     """The graph-effect figure (:func:`delta_plot_figure`) as a PNG; None with one arm."""
-    from karma.eval.plots import save
+    from karma.run.plots import save
 
     fig = delta_plot_figure(results, title)
     return None if fig is None else save(fig, path)
@@ -266,7 +266,7 @@ def plot_delta(results: dict[str, Any], path: Path, title: str) -> Path | None:
 
 def comparison_plot_figure(runs: list[tuple[str, dict[str, Any]]]) -> Any:
     """Overall accuracy per run: each arm and the graph reader, n, videos and parse failures per run."""
-    from karma.eval.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
+    from karma.run.plots import FEW_STAMP, OFF, ON, READER, Estimate, Series, accuracy_figure, wrap
 
     def overall(results: dict[str, Any], arm: str) -> dict[str, Any] | None:
         return results.get("arms", {}).get(arm, {}).get(OVERALL)
@@ -312,7 +312,7 @@ def comparison_plot_figure(runs: list[tuple[str, dict[str, Any]]]) -> Any:
 
 def plot_comparison(runs: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
     """The comparison figure (:func:`comparison_plot_figure`) as a PNG."""
-    from karma.eval.plots import save
+    from karma.run.plots import save
 
     return save(comparison_plot_figure(runs), path)
 
@@ -371,7 +371,7 @@ def run_section(run: RunDir, index: int, out: Path) -> list[str]:
         + ", ".join(f"{k} `{v['hash']}` ({v['edges']} edges)" for k, v in sorted(graphs.items()))
     )
     lines.append(f"- questions: {results['n_questions']} from {results['n_videos']} videos")
-    from karma.eval.hygiene import report_lines as hygiene_lines
+    from karma.run.hygiene import report_lines as hygiene_lines
 
     lines += hygiene_lines(run.path)
     if few_videos(results):

@@ -4,7 +4,7 @@
 run, or rerunning it from the cache into a new directory, gives a byte-identical file. Timing and
 cache statistics therefore go to ``timing.json`` instead.
 
-The statistics come from the one aggregation core every task shares (:mod:`karma.eval.aggregate`);
+The statistics come from the one aggregation core every task shares (:mod:`karma.run.aggregate`);
 this module maps Karma-MV's records onto it (clusters are videos, the split is the question type, the
 arms are graph on and off) and adds what only Karma-MV reports: the parse-status mix and answer-mode
 accuracies, the no-model baselines with the graph reader, and the graph's paired effect under the
@@ -22,7 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from karma.core.records import QuestionType
-from karma.eval.aggregate import (
+from karma.eval.answer_report import answer_stats
+from karma.eval.records import ARMS, BaselineRecord, SampleRecord
+from karma.run.aggregate import (
     OVERALL,
     Outcome,
     Splits,
@@ -32,9 +34,7 @@ from karma.eval.aggregate import (
     paired_block,
     pairs_of,
 )
-from karma.eval.answer_report import answer_stats
-from karma.eval.records import ARMS, BaselineRecord, SampleRecord
-from karma.eval.stats import cluster_bootstrap_accuracy
+from karma.run.stats import cluster_bootstrap_accuracy
 
 __all__ = ["BASELINE_NAMES", "OVERALL", "TYPE_ORDER", "aggregate", "outcome", "timing"]
 

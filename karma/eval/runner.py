@@ -28,14 +28,16 @@ from pydantic import BaseModel
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition, normalize_question_type
-from karma.eval import hygiene
-from karma.eval.cache import ResponseCache
 from karma.eval.config import EvalConfig
-from karma.eval.driver import Work, answer, batching, open_response_cache
 from karma.eval.graphs import GraphPlan
 from karma.eval.records import BaselineRecord, SampleRecord
 from karma.eval.results import aggregate, timing
-from karma.eval.rundir import RunDir, check_resumable
+from karma.eval.rundir import RunDir
+from karma.run import hygiene
+from karma.run.cache import ResponseCache
+from karma.run.driver import Work, answer, batching, open_response_cache
+from karma.run.hygiene import backend_error_count
+from karma.run.rundir import check_resumable
 
 CONFIG_SCHEMA = 1
 
@@ -102,7 +104,7 @@ def data_hash(dataset: Any) -> str:
 
 def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition, Question]]:
     """The questions to answer, in a stable order (video, transition, question position); ``--limit``
-    keeps the ones ``karma.eval.selection.apply_limit`` picks."""
+    keeps the ones ``karma.run.selection.apply_limit`` picks."""
     wanted_types = None
     if config.types:
         wanted_types = set()
@@ -124,7 +126,7 @@ def select_questions(dataset: Any, config: EvalConfig) -> list[tuple[Transition,
         for q in sorted(t.questions, key=lambda q: q.index)
         if (videos is None or t.video_id in videos) and (wanted_types is None or q.type in wanted_types)
     ]
-    from karma.eval.selection import apply_limit
+    from karma.run.selection import apply_limit
 
     chosen = apply_limit(chosen, config.limit, config.limit_order)
     if config.shard:
@@ -147,7 +149,7 @@ class _Evaluation:
 
     def __init__(self, config: EvalConfig, progress: bool) -> None:
         from karma.data import load_dataset
-        from karma.eval.selection import resolve_limit_order
+        from karma.run.selection import resolve_limit_order
 
         self.run = RunDir(config.out)
         stored = self.run.read_config() if self.run.exists() else None
@@ -323,7 +325,7 @@ class _Evaluation:
 
 
 def _defaults(config: EvalConfig, backend: Any, pending: int = 0) -> tuple[int, int]:
-    """--batch-size / --concurrency, else the backend's (``karma.eval.driver.batching``)."""
+    """--batch-size / --concurrency, else the backend's (``karma.run.driver.batching``)."""
     return batching(
         backend, batch_size=config.batch_size, concurrency=config.concurrency, pending=pending,
         backend_name=config.backend,
@@ -370,9 +372,9 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
     the whole call (``karma.core.lock``): a second run on it fails at once naming this one. Bad
     configuration (device, backend options, model files, a server that cannot score) is refused
     before the folder exists (``pipelines.backends.preflight``), and a run refused before it wrote
-    anything leaves no folder (``karma.eval.rundir.locked_run_folder``).
+    anything leaves no folder (``karma.run.rundir.locked_run_folder``).
     """
-    from karma.eval.rundir import locked_run_folder
+    from karma.run.rundir import locked_run_folder
 
     _refuse_before_loading(config)
     owns_backend = backend is None
@@ -570,11 +572,6 @@ def _linked_lines(config: EvalConfig, item: _Item) -> int | None:
     from pipelines.fact_lines import linked_line_count
 
     return linked_line_count(item.prepared.graph_block)
-
-
-def backend_error_count(results: dict[str, Any]) -> int:
-    """Pairs of a results payload whose latest answer failed in the backend (all arms)."""
-    return sum(int(arm["overall"].get("backend_errors", 0)) for arm in results.get("arms", {}).values())
 
 
 def finalize(run: RunDir, config: EvalConfig | None = None) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any
 from karma.core.errors import InputError
 from karma.core.shard import ShardSpec, check_complete
 from karma.eval.config import EvalConfig
-from karma.eval.rundir import RunDir, RunMismatchError, check_resumable
+from karma.eval.rundir import RunDir
+from karma.run.rundir import RunMismatchError, check_resumable
 
 MERGE_KEY = "merged_from"
 
@@ -43,7 +44,7 @@ def merge_runs(
     runs = [RunDir(d) for d in shard_dirs]
     configs, specs = _shard_configs(runs)
     first = configs[0]
-    from karma.eval.selection import folder_limit_order
+    from karma.run.selection import folder_limit_order
 
     order = folder_limit_order(first)  # shards from before --limit-order took the first N
     merged_config = EvalConfig.model_validate(

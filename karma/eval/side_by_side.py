@@ -5,7 +5,7 @@ Runs of one kind keep their own report (:func:`karma.eval.report.write_report` f
 with what they share, side by side: each arm's overall accuracy with its 95% clustered interval,
 correct/n, the clusters the interval resamples (videos for Karma-MV, the task's unit otherwise), the
 chance level, parse failures and backend errors, in one table and one figure drawn by the rules of
-:mod:`karma.eval.plots`. It then names, per run, the metrics the other runs do not have (the graph
+:mod:`karma.run.plots`. It then names, per run, the metrics the other runs do not have (the graph
 effect and the reference baselines of Karma-MV, a task's per-category tables), and shows them in
 each run's own section, the same section its single-kind report shows.
 
@@ -198,8 +198,8 @@ def side_by_side_table(views: list[RunView]) -> list[str]:
 def side_by_side_figure(views: list[RunView]) -> Any:
     """Overall accuracy per run, one bar per arm with its clustered interval, each run's chance as a
     dashed segment, n and clusters under each run, parse failures per arm under each run, and the
-    few-clusters stamp when any run's intervals are too coarse (the rules of karma.eval.plots)."""
-    from karma.eval.plots import ARM_COLOURS, OFF, ON, Estimate, Series, accuracy_figure, wrap
+    few-clusters stamp when any run's intervals are too coarse (the rules of karma.run.plots)."""
+    from karma.run.plots import ARM_COLOURS, OFF, ON, Estimate, Series, accuracy_figure, wrap
 
     shown = [v for v in views if v.arms]
     arms: list[str] = []
@@ -251,9 +251,9 @@ def _views(run_dirs: list[Path]) -> list[RunView]:
 def write_side_by_side(run_dirs: list[Path], out_dir: Path | None = None) -> Path:
     """``report.md`` over runs of different tasks (default output ``./karma-report``): what they share
     side by side, what they do not, then each run's own section. Returns the markdown path."""
-    from karma.eval.plots import save
     from karma.eval.report import run_section
     from karma.eval.rundir import RunDir
+    from karma.run.plots import save
     from karma.tasks.report import task_run_section
 
     run_dirs = [Path(p) for p in run_dirs]

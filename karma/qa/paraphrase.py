@@ -29,9 +29,9 @@ from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition
 from karma.data.baselines import content_words
-from karma.eval.driver import Work
 from karma.qa.make import AnswerBiasError, bias_check
 from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
+from karma.run.driver import Work
 
 RECORDS = "paraphrase.jsonl"
 MANIFEST = "paraphrase.json"

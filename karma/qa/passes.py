@@ -5,7 +5,7 @@ Each record is appended to a JSONL file, flushed and fsynced as soon as it exist
 questions with a verdict, and a line cut short by a kill is cut off and its question asked again (its
 reply then comes from the cache). A request that failed in the backend is recorded as an error, not a
 verdict, and asked again by the next run. Replies are cached in ``responses.sqlite``
-(``karma.eval.cache``: keyed on the backend settings, the model and the whole request; greedy only).
+(``karma.run.cache``: keyed on the backend settings, the model and the whole request; greedy only).
 See :class:`ModelPass` for the lock and the error-rate stop.
 """
 
@@ -24,9 +24,9 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_bytes, atomic_write_text
 from karma.core.errors import InputError, RunError
 from karma.core.records import Question, Transition, transition_id
-from karma.eval.driver import Work
-from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.qa.make import GROUNDING, load_strict
+from karma.run.driver import Work
+from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
 
 CACHE = "responses.sqlite"
 
@@ -99,9 +99,9 @@ Build = Callable[[Work, Any, str], dict[str, Any]]
 class ModelPass:
     """One model pass over a question set, on karma eval's contract (docs/reliability.md).
 
-    ``out`` is locked for the pass (``karma.eval.rundir.locked_run_folder``: a second pass on it is
+    ``out`` is locked for the pass (``karma.run.rundir.locked_run_folder``: a second pass on it is
     refused at once, exit 2, naming the holder; a pass refused before its first record leaves no
-    folder). Requests go through the one run driver (``karma.eval.driver.answer``) with the
+    folder). Requests go through the one run driver (``karma.run.driver.answer``) with the
     response cache ``out/responses.sqlite`` and the error-rate stop (``--max-error-rate``, whole run
     and sliding window, state in ``out/hygiene.json``). A failed request is recorded as an error, never
     as a verdict; :meth:`finish` raises :class:`PassIncomplete` while any question has no verdict, and
@@ -127,8 +127,8 @@ class ModelPass:
         self._stack = ExitStack()
 
     def __enter__(self) -> ModelPass:
-        from karma.eval.cache import ResponseCache
-        from karma.eval.rundir import locked_run_folder
+        from karma.run.cache import ResponseCache
+        from karma.run.rundir import locked_run_folder
 
         try:
             self._stack.enter_context(locked_run_folder(self.out, self.purpose))
@@ -148,9 +148,9 @@ class ModelPass:
 
     def run(self, works: Iterable[Work], build: Build) -> None:
         """Answer ``works`` (their key: (question id, pass name)); ``build`` makes each verdict."""
-        from karma.eval.cache import cache_key
-        from karma.eval.driver import answer
-        from karma.eval.hygiene import ErrorGuard
+        from karma.run.cache import cache_key
+        from karma.run.driver import answer
+        from karma.run.hygiene import ErrorGuard
 
         guard = ErrorGuard(self.out, self.max_error_rate, stale=())
         guard.start()

@@ -9,7 +9,7 @@ Resumable and recorded: each verdict is appended to ``OUT/verify.jsonl`` (flushe
 as it exists, a rerun skips every question already there (a line cut short by a kill is ignored and
 redone). A request that fails in the backend is an error record, not a drop: the pass exits 1 without
 writing the set while any is left, and a rerun asks exactly those again (``karma.qa.passes.ModelPass``:
-lock, error-rate stop, one answering loop). Replies are cached in ``OUT/responses.sqlite`` (``karma.eval.cache``: keyed on the backend
+lock, error-rate stop, one answering loop). Replies are cached in ``OUT/responses.sqlite`` (``karma.run.cache``: keyed on the backend
 settings, the model and the whole request; greedy decoding only). ``OUT/verify.json`` records the
 model, the prompt template's hash, the counts and every drop; the kept questions are written as a
 complete folder (QA files, feature copies, the grounding records of the kept questions with their new
@@ -27,8 +27,8 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.hashing import canonical_hash
 from karma.core.records import OPTION_LETTERS, Question, Transition
-from karma.eval.driver import Work
 from karma.qa.passes import ModelPass, ModelPassConfig, load_made, write_made
+from karma.run.driver import Work
 
 RECORDS = "verify.jsonl"
 DROPS = "verify_drops.jsonl"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from karma.core.atomic import atomic_write_json
-from karma.eval.rundir import check_resumable
+from karma.run.rundir import check_resumable
 
 CONFIG_SCHEMA = 1
 MIN_AGREEMENT_CLIPS = 3

@@ -28,8 +28,8 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError, RunError
 from karma.core.hashing import canonical_hash, sha256_text
-from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
-from karma.eval.jsonl import JsonlAppender, read_jsonl
+from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
+from karma.run.jsonl import JsonlAppender, read_jsonl
 from karma.tasks.base import Task, TaskData, finish
 from karma.tasks.harmonyset import (
     _DIMENSION_SPELLINGS,
@@ -207,8 +207,8 @@ def run_oe(
     in the backend are asked again; past ``max_error_rate`` the call stops (``ErrorRateExceeded``).
     The data is read (and refused) before the folder is created.
     """
-    from karma.eval.driver import Work, answer
-    from karma.eval.hygiene import ErrorGuard
+    from karma.run.driver import Work, answer
+    from karma.run.hygiene import ErrorGuard
     from karma.tasks.runner import locked_run_folder
     from pipelines.answering import request_hash
 
@@ -252,9 +252,9 @@ def write_oe_config(
     **extra: Any,
 ) -> None:
     """config.json of an OE run (task, settings, data / model / backend hashes); a rerun with other
-    settings, data or model on the same folder is refused (``karma.eval.rundir.check_resumable``)."""
+    settings, data or model on the same folder is refused (``karma.run.rundir.check_resumable``)."""
     from karma.core.atomic import atomic_write_json
-    from karma.eval.rundir import check_resumable
+    from karma.run.rundir import check_resumable
 
     payload = {
         "schema": 1,
@@ -387,9 +387,9 @@ def judge_run(
     answer has no judgment the pass raises :class:`JudgeIncomplete` (exit 1) and a rerun asks exactly
     those again.
     """
-    from karma.eval.driver import Work, answer
-    from karma.eval.hygiene import ErrorGuard
-    from karma.eval.rundir import locked_run_folder
+    from karma.run.driver import Work, answer
+    from karma.run.hygiene import ErrorGuard
+    from karma.run.rundir import locked_run_folder
     from pipelines.answering import request_hash
 
     run = Path(run_dir)

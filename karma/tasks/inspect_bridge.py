@@ -204,7 +204,7 @@ def _karma_mv_items(
     ``-T template=...`` or ``-T types=predictive`` were accepted and silently ignored."""
     from karma.core.errors import InputError
     from karma.core.records import normalize_question_type
-    from karma.eval.selection import apply_limit
+    from karma.run.selection import apply_limit
     from pipelines.llm import LlmPipeline
     from pipelines.prompts.templates import DEFAULT_LLM_TEMPLATE
 

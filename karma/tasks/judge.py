@@ -13,7 +13,7 @@ import json
 def main(argv: list[str] | None = None) -> int:
     from karma.core.errors import KarmaError
     from karma.core.keyvalue import backend_options
-    from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE
+    from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
     from karma.tasks.harmonyset_oe import judge_run
     from pipelines.backends.preflight import open_backend
 

@@ -114,7 +114,7 @@ class TaskSample(BaseModel):
     latency_s: float = 0.0
     """Model wall time of the request (0 for an answer from the response cache)."""
     cached: bool = False
-    """Answered from the response cache (``karma.eval.cache``; records written before it had none)."""
+    """Answered from the response cache (``karma.run.cache``; records written before it had none)."""
 
     @property
     def key(self) -> tuple[str, str]:

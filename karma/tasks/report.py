@@ -94,8 +94,8 @@ def _categories(results: dict[str, Any]) -> list[str]:
 def task_plot_figure(label: str, config: dict[str, Any], results: dict[str, Any]) -> Any:
     """Accuracy per category and overall, one bar per arm with its clustered interval, the chance
     (mean 1/k) of each group as a dashed segment, n and clusters in the title, parse failures in the
-    legend (the rules of karma.eval.plots)."""
-    from karma.eval.plots import ARM_COLOURS, Estimate, Series, accuracy_figure, wrap
+    legend (the rules of karma.run.plots)."""
+    from karma.run.plots import ARM_COLOURS, Estimate, Series, accuracy_figure, wrap
 
     task = config.get("task", {})
     unit = task.get("cluster_unit") or "cluster"
@@ -181,7 +181,7 @@ def task_run_section(run_dir: Path, index: int, out: Path) -> list[str]:
     named by ``index``): one function so a report over runs of several tasks shows the same section."""
     import json
 
-    from karma.eval.plots import save
+    from karma.run.plots import save
     from karma.tasks.analysis_run import analysis_report_lines, is_analysis_run
     from karma.tasks.harmonyset_oe import oe_report_lines, oe_results
 

@@ -1,6 +1,6 @@
 """Aggregate a task run's ``samples.jsonl`` into ``results.json``.
 
-The statistics come from the one aggregation core every task shares (:mod:`karma.eval.aggregate`);
+The statistics come from the one aggregation core every task shares (:mod:`karma.run.aggregate`);
 this module maps task records onto it and adds what the tasks report beside: the chance baseline as
 the mean of 1/k over the answered items (WildScore mixes 2-4 options, so it is not 25%) and the
 reporting splits from the items' published fields (``by_preference``, ``by_difficulty``, ...).
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from karma.eval.aggregate import (
+from karma.run.aggregate import (
     OVERALL,
     Outcome,
     Splits,
@@ -30,10 +30,10 @@ from karma.eval.aggregate import (
     paired_block,
     pairs_of,
 )
-from karma.eval.aggregate import (
+from karma.run.aggregate import (
     arm_stats as core_arm_stats,
 )
-from karma.eval.aggregate import (
+from karma.run.aggregate import (
     paired_stats as core_paired_stats,
 )
 from karma.tasks.records import TaskSample

@@ -8,7 +8,7 @@ settings (data, templates, model, decoding, arms' wording) are refused.
 
 Safety is karma eval's (docs/reliability.md): the run folder is locked for the whole call
 (:func:`locked_run_folder`, ``karma.core.lock``), ``--max-error-rate`` stops a failing backend
-(``karma.eval.hygiene.ErrorGuard``), and everything that can be refused (task, arms, options, data)
+(``karma.run.hygiene.ErrorGuard``), and everything that can be refused (task, arms, options, data)
 is refused before the folder is created; a refused run leaves no folder behind.
 """
 
@@ -26,9 +26,9 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
-from karma.eval.hygiene import DEFAULT_MAX_ERROR_RATE, ErrorGuard
-from karma.eval.jsonl import JsonlAppender, read_jsonl
-from karma.eval.rundir import check_resumable, locked_run_folder
+from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE, ErrorGuard
+from karma.run.jsonl import JsonlAppender, read_jsonl
+from karma.run.rundir import check_resumable, locked_run_folder
 from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -85,7 +85,7 @@ class TaskRunConfig(BaseModel):
     categories: list[str] | None = None
     """Answer only items of these categories."""
     batch_size: int | None = Field(None, ge=1)
-    """Requests per backend call (None: the backend's, ``karma.eval.driver.batching``)."""
+    """Requests per backend call (None: the backend's, ``karma.run.driver.batching``)."""
     concurrency: int | None = Field(None, ge=1)
     """Backend calls in flight at once (None: the backend's ``max_concurrency`` or 1)."""
     use_cache: bool = True
@@ -184,7 +184,7 @@ def prepare_task(config: TaskRunConfig) -> _Prepared:
     items = select_items(data.items, config)
     templates = {arm: task.template(arm) for arm in arms}
     if config.use_cache and config.cache_path:  # a --cache that is a folder: refused before the run folder
-        from karma.eval.cache import ResponseCache
+        from karma.run.cache import ResponseCache
 
         ResponseCache(Path(config.cache_path)).close()
     return _Prepared(task=task, arms=arms, data=data, items=items, templates=templates)
@@ -260,7 +260,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
         finally:
             if owns_backend:
                 backend.close()
-    from karma.eval.runner import backend_error_count
+    from karma.run.hygiene import backend_error_count
 
     selected = len(prep.items) * len(prep.arms)
     return TaskRunSummary(
@@ -321,10 +321,10 @@ def _answer(
     guard: ErrorGuard,
     progress: bool,
 ) -> Any:
-    """Answer ``todo`` through the one run driver (``karma.eval.driver``): the response cache (unless
+    """Answer ``todo`` through the one run driver (``karma.run.driver``): the response cache (unless
     ``--no-cache``), the backend's batch and concurrency unless given, ``guard`` stopping the run past
     ``--max-error-rate``; each record is appended as it comes back (fsynced)."""
-    from karma.eval.driver import Work, answer, batching, open_response_cache
+    from karma.run.driver import Work, answer, batching, open_response_cache
 
     works = (
         Work((item.id, arm), _request(config, prep, item, arm, out / "media"), item) for item, arm in todo

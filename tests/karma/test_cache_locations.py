@@ -136,7 +136,7 @@ def test_ask_from_another_folder_uses_the_caches_eval_uses(
 
 
 def test_the_shared_response_cache_can_be_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from karma.eval.driver import RESPONSE_CACHE_ENV, open_response_cache
+    from karma.run.driver import RESPONSE_CACHE_ENV, open_response_cache
 
     monkeypatch.setenv(RESPONSE_CACHE_ENV, str(tmp_path / "mine.sqlite"))
     cache = open_response_cache()

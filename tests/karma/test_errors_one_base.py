@@ -104,7 +104,7 @@ def test_every_exception_class_is_a_karma_error(module: str, name: str) -> None:
 
 
 def test_builtin_bases_are_kept_for_callers_that_catch_them() -> None:
-    from karma.eval.rundir import RunMismatchError
+    from karma.run.rundir import RunMismatchError
     from pipelines.ask import AskError
     from pipelines.models import ModelNotFoundError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from karma.eval.cache import ResponseCache, cache_key, is_cacheable
+from karma.run.cache import ResponseCache, cache_key, is_cacheable
 from pipelines.backends.base import ChatMessage, ChatRequest, Completion
 
 SETTINGS = {"backend": "llamacpp", "model": "smol.gguf@sha256:abc", "n_ctx": 4096}

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from karma.cli.main import app
-from karma.eval.hygiene import EmptyGraphError, check_graphs, read_hygiene
+from karma.run.hygiene import EmptyGraphError, check_graphs, read_hygiene
 from pipelines.backends.llamacpp_server import free_port
 
 pytestmark = pytest.mark.slow

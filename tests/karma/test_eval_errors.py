@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from karma.eval import EvalConfig, RunDir, run_evaluation
-from karma.eval.cache import ResponseCache
+from karma.run.cache import ResponseCache
 from pipelines.backends.llamacpp_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

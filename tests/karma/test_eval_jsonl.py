@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from karma.eval.jsonl import JsonlAppender, JsonlCorruptError, read_jsonl
 from karma.eval.records import SampleRecord
+from karma.run.jsonl import JsonlAppender, JsonlCorruptError, read_jsonl
 
 
 def _record(i: int, arm: str = "on") -> SampleRecord:

@@ -5,6 +5,10 @@
 - ``karma.data`` (loading and validation) imports from karma only ``karma.core`` and ``karma.data``.
 - ``graph``, ``retrieval`` and ``pipelines`` import from karma only ``karma.core`` and ``karma.data``:
   never ``karma.cli``, ``karma.eval`` or ``karma.synth``.
+- ``karma.run`` (the run floor every task shares: driver, cache, lock, hygiene, aggregation, plots)
+  imports from karma only ``karma.core``, ``karma.data`` and itself (``graph``, ``retrieval`` and
+  ``pipelines`` are allowed): never a task, the evaluator, the qa passes or the CLI.
+- ``karma.tasks`` and ``karma.qa`` sit below the evaluator: they never import ``karma.eval``.
 - Nothing of karma's outside ``karma.cli`` imports ``karma.cli`` (the command line is the top floor:
   the library works without it).
 """
@@ -19,6 +23,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("karma", "graph", "retrieval", "pipelines")
 GROUND = ("karma.core", "karma.data")
+RUN_FLOOR = "karma.run"
+BELOW_THE_EVALUATOR = ("karma.tasks", "karma.qa")
 
 
 def _module_name(path: Path) -> str:
@@ -72,6 +78,10 @@ def violations(source: str, me: str, is_package: bool = False, where: str = "") 
             allowed = _under(module, GROUND)
         elif _under(me, ("graph", "retrieval", "pipelines")):
             allowed = not _under(module, ("karma",)) or _under(module, GROUND)
+        elif _under(me, (RUN_FLOOR,)):
+            allowed = not _under(module, ("karma",)) or _under(module, (*GROUND, RUN_FLOOR))
+        elif _under(me, BELOW_THE_EVALUATOR):
+            allowed = not _under(module, ("karma.eval", "karma.cli"))
         else:
             allowed = _under(me, ("karma.cli",)) or not _under(module, ("karma.cli",))
         if not allowed and module != "karma":
@@ -110,7 +120,7 @@ def test_the_checker_catches_upward_imports(source: str, expected: str) -> None:
 
 def test_the_checker_catches_the_ground_floor_reaching_up() -> None:
     assert violations("from pipelines.ask import AskConfig\n", "karma.core.probe")
-    assert violations("from karma.eval.cache import cache_key\n", "karma.data.probe")
+    assert violations("from karma.run.cache import cache_key\n", "karma.data.probe")
     assert violations("from ..eval import runner\n", "karma.data.probe")  # relative, resolved
     assert violations("from karma.core.hashing import canonical_hash\n", "karma.data.probe") == []
 
@@ -121,6 +131,32 @@ def test_the_checker_catches_library_code_reaching_for_the_cli() -> None:
     assert violations("from karma import cli\n", "karma.eval.probe")
     assert violations("from karma.cli.options import key_values\n", "karma.cli.probe") == []
     assert violations("from karma.core.keyvalue import key_values\n", "karma.tasks.judge") == []
+
+
+def test_the_checker_catches_the_run_floor_reaching_up() -> None:
+    assert violations("from karma.eval.records import SampleRecord\n", "karma.run.rundir")
+    assert violations("def f():\n    from karma.tasks.runner import run_task\n", "karma.run.driver")
+    assert violations("from karma.qa.passes import ModelPass\n", "karma.run.hygiene")
+    assert violations("from karma import cli\n", "karma.run.plots")
+    assert violations("from ..eval import runner\n", "karma.run.probe")  # relative, resolved
+    allowed = (
+        "from karma.core.errors import InputError\nfrom karma.data import Dataset\n"
+        "from karma.run.cache import ResponseCache\nfrom pipelines.answering import complete\n"
+    )
+    assert violations(allowed, "karma.run.probe") == []
+
+
+def test_the_checker_catches_tasks_and_qa_reaching_for_the_evaluator() -> None:
+    # karma.tasks.runner once imported backend_error_count from karma.eval.runner.
+    assert violations(
+        "def f():\n    from karma.eval.runner import backend_error_count\n", "karma.tasks.runner"
+    )
+    assert violations("from karma.eval.rundir import RunDir\n", "karma.qa.passes")
+    assert violations("import karma.eval.config\n", "karma.tasks.karma_mv.options")
+    assert violations("from ...eval import hygiene\n", "karma.tasks.karma_mv.probe")  # relative
+    assert violations("from karma.run.hygiene import ErrorGuard\n", "karma.tasks.runner") == []
+    assert violations("from karma.tasks.records import TaskSample\n", "karma.qa.passes") == []
+    assert violations("from karma.tasks.runner import is_task_run\n", "karma.eval.side_by_side") == []
 
 
 def test_the_ground_floor_may_import_itself() -> None:

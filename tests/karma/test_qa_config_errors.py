@@ -29,7 +29,7 @@ import pytest
 from typer.testing import CliRunner
 
 from karma.cli.main import app
-from karma.eval.jsonl import JsonlAppender
+from karma.run.jsonl import JsonlAppender
 from karma.tasks.harmonyset_oe import OeSample
 from karma.tasks.judge import main as judge_main
 from tests.karma.loopback import MODEL, LoopbackModelServer

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from karma.cli.main import app
 from karma.eval import EvalConfig
-from karma.eval.jsonl import JsonlAppender
 from karma.eval.records import BaselineRecord, SampleRecord
+from karma.run.jsonl import JsonlAppender
 
 runner = CliRunner()
 

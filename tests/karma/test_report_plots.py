@@ -20,7 +20,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from karma.eval.plots import (
+from karma.eval.records import BaselineRecord, SampleRecord
+from karma.eval.report import accuracy_plot_figure, comparison_plot_figure, delta_plot_figure, write_report
+from karma.eval.results import aggregate
+from karma.run.plots import (
     DPI,
     NOT_SIGNIFICANT,
     OFF,
@@ -32,9 +35,6 @@ from karma.eval.plots import (
     marks,
     save,
 )
-from karma.eval.records import BaselineRecord, SampleRecord
-from karma.eval.report import accuracy_plot_figure, comparison_plot_figure, delta_plot_figure, write_report
-from karma.eval.results import aggregate
 from karma.tasks.records import TaskSample
 from karma.tasks.report import task_plot_figure, write_task_report
 from karma.tasks.results import aggregate_task

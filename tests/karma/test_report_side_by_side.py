@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from karma.cli.main import app
-from karma.eval.plots import layout_problems
 from karma.eval.side_by_side import _views, not_shared, shared_metrics, side_by_side_figure
+from karma.run.plots import layout_problems
 from tests.karma.test_report_cli import _write_run
 
 ROOT = Path(__file__).resolve().parents[2]

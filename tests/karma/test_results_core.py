@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 
-from karma.eval.aggregate import Outcome, Splits, arm_block, paired_block, pairs_of
 from karma.eval.records import SampleRecord
 from karma.eval.report import accuracy_table, plot_accuracy
 from karma.eval.results import aggregate
+from karma.run.aggregate import Outcome, Splits, arm_block, paired_block, pairs_of
 from karma.tasks.records import TaskSample
 from karma.tasks.results import aggregate_task
 

@@ -14,7 +14,7 @@ RUN_PATH = (
     "karma/cli/ask.py",
     "karma/cli/tasks.py",
     "karma/eval/runner.py",
-    "karma/eval/scheduler.py",
+    "karma/run/scheduler.py",
     "karma/eval/shards.py",
     "karma/qa/make.py",
     "karma/qa/passes.py",

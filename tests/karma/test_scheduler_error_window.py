@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from karma.eval.hygiene import ERROR_WINDOW, MIN_JUDGED, ErrorGuard, ErrorRateExceeded, read_hygiene
-from karma.eval.scheduler import Scheduler, Work
+from karma.run.hygiene import ERROR_WINDOW, MIN_JUDGED, ErrorGuard, ErrorRateExceeded, read_hygiene
+from karma.run.scheduler import Scheduler, Work
 from pipelines.backends import get_backend
 from pipelines.backends.base import ChatMessage, ChatRequest, Completion
 from tests.karma.loopback import LoopbackModelServer

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap
 
-from karma.eval.stats import cluster_bootstrap_accuracy, cluster_bootstrap_paired_difference
+from karma.run.stats import cluster_bootstrap_accuracy, cluster_bootstrap_paired_difference
 
 
 def test_two_videos_hand_worked() -> None:

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.stats import binomtest
 
-from karma.eval.stats import binomial_two_sided_p, mcnemar_exact
+from karma.run.stats import binomial_two_sided_p, mcnemar_exact
 
 
 def test_hand_worked_values() -> None:

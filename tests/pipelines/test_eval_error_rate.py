@@ -4,7 +4,7 @@ errors, ``karma report`` says so, and the same command completes the run once th
 The model is a real llama.cpp OpenAI-compatible server (packaged SmolLM2 weights). In front of it
 sits ``ScriptedServer`` (tests/pipelines/conftest.py), a real HTTP server on 127.0.0.1 that answers
 500 for the scripted requests and forwards the rest. Kept beside the backend tests for those two
-fixtures; the logic under test is ``karma.eval.hygiene``.
+fixtures; the logic under test is ``karma.run.hygiene``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from karma.cli.main import app
 from karma.eval import RunDir
-from karma.eval.hygiene import MIN_JUDGED, read_hygiene
+from karma.run.hygiene import MIN_JUDGED, read_hygiene
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

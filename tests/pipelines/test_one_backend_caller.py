@@ -1,7 +1,7 @@
 """One caller of the backends' request methods (issue 29, item 1).
 
 Every run path reaches a model through ``pipelines.answering.complete`` (``karma ask`` directly, every
-``karma eval`` run and task, HarmonySet-OE and its judge through ``karma.eval.scheduler``, the
+``karma eval`` run and task, HarmonySet-OE and its judge through ``karma.run.scheduler``, the
 inspect_ai bridge through ``asyncio.to_thread(complete, ...)``). This test walks the sources of the
 product packages and fails on any other reference to a backend's request methods (``generate``,
 ``score_continuations``), called or passed along (``pool.submit(backend.generate, ...)`` counts).

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from karma.eval.jsonl import JsonlAppender
+from karma.run.jsonl import JsonlAppender
 from karma.tasks.harmonyset_oe import NOT_COMPARABLE, Judgment, OeSample, parse_scores, summarize_judgments
 
 ROOT = Path(__file__).resolve().parents[2]

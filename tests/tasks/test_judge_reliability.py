@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from karma.core.lock import FolderLock
-from karma.eval.jsonl import JsonlAppender
+from karma.run.jsonl import JsonlAppender
 from karma.tasks.harmonyset_oe import OeSample, latest_judgments
 from karma.tasks.judge import main
 from tests.karma.loopback import MODEL, LoopbackModelServer, dead_port_url

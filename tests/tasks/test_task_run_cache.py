@@ -1,6 +1,6 @@
 """Task runs on the run driver's contract (issue 38 item 3): the response cache and the backend's batch.
 
-Before ``karma.eval.driver`` a task run asked every request again on a rerun in a fresh folder and ran
+Before ``karma.run.driver`` a task run asked every request again on a rerun in a fresh folder and ran
 batch 1 / concurrency 1 whatever the backend could do. The backend here is the real ``openai``
 backend talking HTTP to the loopback server double (tests/karma/loopback.py), which counts the
 requests it answered; the WildScore fixture's text-only arm keeps it model-free.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from karma.eval.driver import batching
+from karma.run.driver import batching
 from karma.tasks.runner import TaskRunConfig, run_task
 from pipelines.backends.preflight import open_backend
 from tests.karma.loopback import LoopbackModelServer

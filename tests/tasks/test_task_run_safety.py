@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from karma.cli.main import app
-from karma.eval.hygiene import MIN_JUDGED, read_hygiene
+from karma.run.hygiene import MIN_JUDGED, read_hygiene
 from karma.tasks.records import TaskSample
 from karma.tasks.results import aggregate_task
 from karma.tasks.runner import read_samples

@@ -1,8 +1,8 @@
 """Karma-MV as the first registered task.
 
-``karma eval --task karma-mv`` runs the Karma-MV evaluator (``karma.eval.run_evaluation``: graph arms
+``karma eval --task karma-mv`` runs the Karma-MV evaluator (``run_evaluation``, above the tasks: graph arms
 ``on``/``off``, k-fold graphs, retrieval, baselines); like every other task it answers through the one
-scheduler (``karma.eval.scheduler``) and is aggregated by the one core (``karma.eval.aggregate``).
+scheduler (``karma.run.scheduler``) and is aggregated by the one core (``karma.run.aggregate``).
 This class adds the task-level view other parts need: the dataset as :class:`TaskItem` records
 (category = question type, cluster = video; a-d as published), the graph-off prompt for the
 inspect_ai bridge, and the task's options (``karma.tasks.karma_mv.options.KarmaMvOptions``: ``-T k=5``

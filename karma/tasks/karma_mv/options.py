@@ -2,7 +2,7 @@
 
 Two models, both here, so each setting is declared (type, default, docstring) in one place:
 
-* :class:`KarmaMvFields` holds the settings ``karma.eval.config.EvalConfig`` stores under the same
+* :class:`KarmaMvFields` holds the settings the evaluator's ``EvalConfig`` stores under the same
   name (``EvalConfig`` inherits it, so config.json keeps its keys and a run folder resumes);
 * :class:`KarmaMvOptions` is the task's options model (``KarmaMvTask.options_model``): those fields,
   the generation settings Karma-MV varies (defaults read from ``pipelines.settings``, the one place

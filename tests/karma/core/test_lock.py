@@ -69,7 +69,7 @@ def test_lock_is_reentrant_free_and_refuses_a_file(tmp_path: Path) -> None:
 WRITE = """
 import sys
 from pathlib import Path
-from karma.eval.cache import ResponseCache
+from karma.run.cache import ResponseCache
 from pipelines.backends.base import Completion
 cache = ResponseCache(Path(sys.argv[1]))
 tag = sys.argv[2]
@@ -81,7 +81,7 @@ cache.close()
 
 
 def test_runs_on_different_folders_share_one_cache_correctly(tmp_path: Path) -> None:
-    from karma.eval.cache import ResponseCache
+    from karma.run.cache import ResponseCache
 
     path = tmp_path / "responses.sqlite"
     started = time.monotonic()

@@ -8,12 +8,12 @@ extras only it reports. The rules, the same for every task:
   it is counted in ``backend_errors`` and left out of ``n``, the accuracy, the parse failures and the
   pairs (a rerun retries it; the newer record supersedes it).
 * **Accuracy**: the share of answered records that are correct, with a percentile interval from the
-  cluster bootstrap (:func:`karma.eval.stats.cluster_bootstrap_accuracy`): whole clusters (videos,
+  cluster bootstrap (:func:`karma.run.stats.cluster_bootstrap_accuracy`): whole clusters (videos,
   video-music pairs, items) are resampled. An unparsed answer (parse status ``none``) is wrong and is
   counted as a parse failure; a backend error never is.
 * **Pairs** of two arms: the items both arms answered. The paired difference (first minus second)
   has the same cluster bootstrap interval; the discordant pairs go to the exact McNemar test
-  (:func:`karma.eval.stats.mcnemar_exact`), whatever their number.
+  (:func:`karma.run.stats.mcnemar_exact`), whatever their number.
 * Undefined values (no answered record, no pair) are written as ``null``, never as NaN (not JSON).
 
 The functions are pure: the same outcomes and seed give the same numbers, whatever the input order.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from karma.eval.stats import (
+from karma.run.stats import (
     DEFAULT_LEVEL,
     cluster_bootstrap_accuracy,
     cluster_bootstrap_paired_difference,

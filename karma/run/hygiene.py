@@ -205,6 +205,11 @@ def start(config: Any, payload: dict[str, Any], dataset: Any) -> ErrorGuard:
     return guard
 
 
+def backend_error_count(results: dict[str, Any]) -> int:
+    """Pairs of a results payload whose latest answer failed in the backend (all arms)."""
+    return sum(int(arm["overall"].get("backend_errors", 0)) for arm in results.get("arms", {}).values())
+
+
 def report_lines(run_dir: str | Path) -> list[str]:
     """What ``karma report`` says about a run's hygiene (nothing for a clean run)."""
     state = read_hygiene(run_dir)

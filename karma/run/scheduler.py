@@ -11,7 +11,7 @@ The scheduler owns what used to be written five times:
 * batching and concurrency: up to ``concurrency`` backend calls in worker threads, each with up to
   ``batch_size`` requests; the main thread prepares the next requests (retrieval) while the model
   works, and writes each record as its call returns;
-* the error-rate stop: each written record is shown to the run's :class:`~karma.eval.hygiene.ErrorGuard`,
+* the error-rate stop: each written record is shown to the run's :class:`~karma.run.hygiene.ErrorGuard`,
   which raises ``ErrorRateExceeded`` past ``--max-error-rate``;
 * progress (an optional ``advance`` callback).
 
@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from karma.eval.cache import ResponseCache, cache_key, is_cacheable
+from karma.run.cache import ResponseCache, cache_key, is_cacheable
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The one run driver: every command that asks a model answers through :func:`answer`, here.
 
-Four run paths used to build their own :class:`~karma.eval.scheduler.Scheduler`, each with its own
+Four run paths used to build their own :class:`~karma.run.scheduler.Scheduler`, each with its own
 defaults: Karma-MV (``karma eval``) took the backend's batch and the response cache while the MCQ
 task runs ran batch 1, concurrency 1 and no cache, and the qa passes and the judge chose again. This
 module is now the only importer of the scheduler (``tests/karma/test_one_driver.py`` parses every
@@ -11,7 +11,7 @@ module and keeps it that way), so the contract is decided once:
   (``Backend.batches_in_one_call``), else 1; concurrency = the backend's ``max_concurrency`` or 1;
 * :func:`open_response_cache`: ``--cache PATH``, the shared cache under the karma cache folder, or
   none with ``--no-cache``. The key covers everything that changes an answer
-  (``karma.eval.cache.cache_key``), so one file is safely shared by every task and run;
+  (``karma.run.cache.cache_key``), so one file is safely shared by every task and run;
 * :func:`answer`: the scheduler run itself (cache, batches, concurrent calls, error guard, progress).
 
 The callers keep what is theirs (which work to ask, the record each answer becomes): Karma-MV
@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from karma.eval.cache import CACHE_FILE_NAME, ResponseCache
-from karma.eval.scheduler import Scheduler, SchedulerCounts, Work, Write
+from karma.run.cache import CACHE_FILE_NAME, ResponseCache
+from karma.run.scheduler import Scheduler, SchedulerCounts, Work, Write
 
 __all__ = [
     "CALL_BATCH",

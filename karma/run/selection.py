@@ -1,7 +1,7 @@
 """Which questions ``--limit N`` keeps: a seeded sample spread over videos and types, or the first N.
 
 Questions of one video are correlated, so a run's intervals are clustered by video
-(``karma.eval.stats``). The first N questions in file order come from very few videos (``--limit 30``
+(``karma.run.stats``). The first N questions in file order come from very few videos (``--limit 30``
 on a synthetic world: 2 videos), which makes those intervals collapse to a point. ``spread`` (the
 default) takes the questions round-robin over the videos in a seeded shuffled order, one question of
 each video per round, and rotates the question type from video to video, so ``--limit 30`` on a world
@@ -105,7 +105,7 @@ def resolve_limit_order(given: str | None, stored: dict[str, Any] | None, run_pa
         return given or DEFAULT_LIMIT_ORDER  # type: ignore[return-value]
     folder = folder_limit_order(stored)
     if given is not None and given != folder:
-        from karma.eval.rundir import RunMismatchError
+        from karma.run.rundir import RunMismatchError
 
         raise RunMismatchError(
             f"{run_path} was filled with --limit-order {folder}; resume it with --limit-order {folder} "
