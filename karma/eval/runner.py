@@ -17,7 +17,6 @@ cache, parses, and writes. Server backends get concurrent requests; batching bac
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +34,10 @@ from karma.eval.results import aggregate, timing
 from karma.eval.rundir import RunDir
 from karma.run import hygiene
 from karma.run.cache import ResponseCache
-from karma.run.driver import Work, answer, batching, open_response_cache
+from karma.run.driver import Work, batching
 from karma.run.hygiene import backend_error_count
 from karma.run.rundir import check_resumable
+from karma.run.runner import run_answers
 
 CONFIG_SCHEMA = 1
 
@@ -391,44 +391,34 @@ def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
     ev = _Evaluation(config, progress)
     config = ev.config  # the limit order resolved against the run folder
     ev.count_tokens = getattr(backend, "count_tokens", None)
-    cache = None
-    try:
-        template = _make_pipeline(config, None, use_graph=False).template
-        payload = ev.config_payload(backend, template.sha256, template.version)
-        guard = hygiene.start(config, payload, ev.dataset)
-        ev.write_config(payload)
-        done = ev.run.finished_keys()
-        todo = [
-            (t, q, arm) for t, q in ev.selected for arm in config.arms if (t.question_id(q), arm) not in done
-        ]
-        cache = _open_cache(config)
-        batch_size, concurrency = _defaults(config, backend, len(todo))
-        started = time.perf_counter()
-        with _Records(ev, done) as records, _progress_bar(progress, len(todo)) as bar:
-            task = bar.add_task(f"eval {config.backend} ckg={'+'.join(config.arms)}", total=len(todo))
-            counts = answer(
-                backend, records.works(), records.write, batch_size=batch_size, concurrency=concurrency,
-                cache=cache, guard=guard, advance=lambda: bar.advance(task), purpose="karma-eval",
-            )  # fmt: skip
-        elapsed = time.perf_counter() - started
-        results = finalize(ev.run, config)
-        guard.finish()
-        selected_pairs = len(ev.selected) * len(config.arms)
-        return RunSummary(
-            backend_errors=backend_error_count(results),
-            run_dir=str(ev.run.path),
-            selected=selected_pairs,
-            already_done=selected_pairs - len(todo),
-            answered=counts.answered,
-            cache_hits=counts.cached,
-            elapsed_s=elapsed,
-            data_problems=len(ev.dataset.errors),
-            data_notes=len(ev.dataset.problems) - len(ev.dataset.errors),
-            removed_for_features=ev.dataset.questions_removed_for_features,
-        )
-    finally:
-        if cache is not None:
-            cache.close()
+    template = _make_pipeline(config, None, use_graph=False).template
+    payload = ev.config_payload(backend, template.sha256, template.version)
+    guard = hygiene.start(config, payload, ev.dataset)
+    ev.write_config(payload)
+    done = ev.run.finished_keys()
+    todo = [(t, q, arm) for t, q in ev.selected for arm in config.arms if (t.question_id(q), arm) not in done]
+    batch_size, concurrency = _defaults(config, backend, len(todo))
+    records, bar = _Records(ev, done), _progress_bar(progress, len(todo))
+    task = bar.add_task(f"eval {config.backend} ckg={'+'.join(config.arms)}", total=len(todo))
+    outcome = run_answers(
+        backend, records.works(), records.write, out=config.out, guard=guard,
+        cache=(config.use_cache, config.cache_path), records=[records, bar], batch_size=batch_size,
+        concurrency=concurrency, advance=lambda: bar.advance(task), finalize=lambda: finalize(ev.run, config),
+        purpose="karma-eval",
+    )  # fmt: skip
+    selected_pairs = len(ev.selected) * len(config.arms)
+    return RunSummary(
+        backend_errors=backend_error_count(outcome.results),
+        run_dir=str(ev.run.path),
+        selected=selected_pairs,
+        already_done=selected_pairs - len(todo),
+        answered=outcome.answered,
+        cache_hits=outcome.cached,
+        elapsed_s=outcome.elapsed_s,
+        data_problems=len(ev.dataset.errors),
+        data_notes=len(ev.dataset.problems) - len(ev.dataset.errors),
+        removed_for_features=ev.dataset.questions_removed_for_features,
+    )
 
 
 def _refuse_before_loading(config: EvalConfig) -> None:
@@ -468,11 +458,6 @@ def _open_backend(config: EvalConfig, backend: Any) -> Any:
     if backend is None:  # built, checked and probed before the run folder exists
         backend = open_backend(config.backend, config.backend_options, answer_mode=config.answer_mode)
     return wrap_backend(backend, config.answer_mode, config.score_pick)
-
-
-def _open_cache(config: EvalConfig) -> ResponseCache | None:
-    """The response cache of the run (``--cache`` or the shared one), or None with ``--no-cache``."""
-    return open_response_cache(config.use_cache, config.cache_path)
 
 
 class _Records:

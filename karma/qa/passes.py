@@ -101,7 +101,7 @@ class ModelPass:
 
     ``out`` is locked for the pass (``karma.run.rundir.locked_run_folder``: a second pass on it is
     refused at once, exit 2, naming the holder; a pass refused before its first record leaves no
-    folder). Requests go through the one run driver (``karma.run.driver.answer``) with the
+    folder). Requests go through the one runner (``karma.run.runner.run_answers``) with the
     response cache ``out/responses.sqlite`` and the error-rate stop (``--max-error-rate``, whole run
     and sliding window, state in ``out/hygiene.json``). A failed request is recorded as an error, never
     as a verdict; :meth:`finish` raises :class:`PassIncomplete` while any question has no verdict, and
@@ -149,11 +149,7 @@ class ModelPass:
     def run(self, works: Iterable[Work], build: Build) -> None:
         """Answer ``works`` (their key: (question id, pass name)); ``build`` makes each verdict."""
         from karma.run.cache import cache_key
-        from karma.run.driver import answer
-        from karma.run.hygiene import ErrorGuard
-
-        guard = ErrorGuard(self.out, self.max_error_rate, stale=())
-        guard.start()
+        from karma.run.runner import run_answers
 
         def write(work: Work, completion: Any, cached: bool) -> None:
             key = work.cache_key or cache_key(self.backend.settings, self.backend.model_id, work.request)
@@ -164,17 +160,18 @@ class ModelPass:
                 record = {**build(work, completion, key), "error": None}
             self.record(record)
 
-        counts = answer(  # the backend's batch and concurrency (driver.batching)
+        outcome = run_answers(  # the backend's batch and concurrency (driver.batching)
             self.backend,
             works,
             write,
+            out=self.out,
+            max_error_rate=self.max_error_rate,
+            stale=(),
             cache=self.cache,
-            guard=guard,
             purpose="karma-qa",
         )
-        self.asked += counts.answered
-        self.from_cache += counts.cached
-        guard.finish()
+        self.asked += outcome.answered
+        self.from_cache += outcome.cached
 
     def record(self, record: dict[str, Any]) -> None:
         """Append one record durably (it survives a kill -9 right after this returns)."""

@@ -14,7 +14,9 @@ module and keeps it that way), so the contract is decided once:
   (``karma.run.cache.cache_key``), so one file is safely shared by every task and run;
 * :func:`answer`: the scheduler run itself (cache, batches, concurrent calls, error guard, progress).
 
-The callers keep what is theirs (which work to ask, the record each answer becomes): Karma-MV
+:func:`answer` is called by the one runner alone (``karma.run.runner.run_answers``, which adds the
+error-rate guard, the cache's lifetime and finalize around it). The run paths keep what is theirs
+(which work to ask, the record each answer becomes): Karma-MV
 (``karma.eval.runner``, registered as the task ``karma-mv`` in ``karma.tasks.karma_mv``), the MCQ tasks
 (``karma.tasks.runner``), HarmonySet-OE and its judge (``karma.tasks.harmonyset_oe``) and the qa passes
 (``karma.qa.passes.ModelPass`` under ``qa verify`` and ``qa paraphrase``).

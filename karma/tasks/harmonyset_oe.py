@@ -207,9 +207,9 @@ def run_oe(
     in the backend are asked again; past ``max_error_rate`` the call stops (``ErrorRateExceeded``).
     The data is read (and refused) before the folder is created.
     """
-    from karma.run.driver import Work, answer
-    from karma.run.hygiene import ErrorGuard
-    from karma.tasks.runner import locked_run_folder
+    from karma.run.driver import Work
+    from karma.run.rundir import locked_run_folder
+    from karma.run.runner import run_answers
     from pipelines.answering import request_hash
 
     pairs, _ = (task or HarmonySetOeTask()).pairs(data, lenient=lenient)
@@ -220,27 +220,32 @@ def run_oe(
     with locked_run_folder(out, "task run") as run:
         write_oe_config(run, task or HarmonySetOeTask(), pairs, backend, settings, data=data, limit=limit)
         done = {s.pair_id for s in latest_samples(run) if s.error is None}
-        guard = ErrorGuard(run, max_error_rate)
-        guard.start()
         works = (
             Work((pair.id, "av"), _oe_request(pair, max_tokens, temperature, seed), pair)
             for pair in pairs
             if pair.id not in done
         )
-        with JsonlAppender(run / "samples.jsonl") as writer:
+        writer = JsonlAppender(run / "samples.jsonl")
 
-            def write(work: Work, completion: Any, cached: bool) -> None:
-                pair = work.payload
-                writer.append(
-                    OeSample(
-                        pair_id=pair.id, question=pair.question, reference=pair.reference,
-                        raw_completion=completion.text, prompt_hash=request_hash(work.request), error=completion.error,
-                    )
-                )  # fmt: skip
+        def write(work: Work, completion: Any, cached: bool) -> None:
+            pair = work.payload
+            writer.append(
+                OeSample(
+                    pair_id=pair.id, question=pair.question, reference=pair.reference,
+                    raw_completion=completion.text, prompt_hash=request_hash(work.request), error=completion.error,
+                )
+            )  # fmt: skip
 
-            counts = answer(backend, works, write, guard=guard, purpose="karma-oe")
-        guard.finish()
-    return counts.answered
+        outcome = run_answers(
+            backend,
+            works,
+            write,
+            out=run,
+            max_error_rate=max_error_rate,
+            records=[writer],
+            purpose="karma-oe",
+        )
+    return outcome.answered
 
 
 def write_oe_config(
@@ -387,9 +392,9 @@ def judge_run(
     answer has no judgment the pass raises :class:`JudgeIncomplete` (exit 1) and a rerun asks exactly
     those again.
     """
-    from karma.run.driver import Work, answer
-    from karma.run.hygiene import ErrorGuard
+    from karma.run.driver import Work
     from karma.run.rundir import locked_run_folder
+    from karma.run.runner import run_answers
     from pipelines.answering import request_hash
 
     run = Path(run_dir)
@@ -404,28 +409,28 @@ def judge_run(
         done = {key for key, j in latest_judgments(run).items() if j.error is None}
         todo = [s for s in samples if (s.pair_id, s.arm) not in done]
         works = (Work((s.pair_id, s.arm), _judge_request(template, s, max_tokens), s) for s in todo)
-        guard = ErrorGuard(run, max_error_rate, record="judge_hygiene.json", stale=("judge_results.json",))
-        guard.start()
-        with JsonlAppender(run / "judgments.jsonl") as writer:
+        writer = JsonlAppender(run / "judgments.jsonl")
 
-            def write(work: Work, completion: Any, cached: bool) -> None:
-                sample = work.payload
-                scores, status = parse_scores(completion.text, tuple(template["scale"]))
-                failed = completion.error is not None
-                writer.append(
-                    Judgment(
-                        pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
-                        judge_prompt_hash=request_hash(work.request), judge_template=version,
-                        raw_output=completion.text, scores={} if failed else scores,
-                        parse_status="none" if failed else status, error=completion.error,
-                    )
-                )  # fmt: skip
-                if progress:
-                    print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
+        def write(work: Work, completion: Any, cached: bool) -> None:
+            sample = work.payload
+            scores, status = parse_scores(completion.text, tuple(template["scale"]))
+            failed = completion.error is not None
+            writer.append(
+                Judgment(
+                    pair_id=sample.pair_id, arm=sample.arm, judge_model=backend.model_id,
+                    judge_prompt_hash=request_hash(work.request), judge_template=version,
+                    raw_output=completion.text, scores={} if failed else scores,
+                    parse_status="none" if failed else status, error=completion.error,
+                )
+            )  # fmt: skip
+            if progress:
+                print(f"judged {next(judged)}/{len(todo)}", file=sys.stderr, flush=True)
 
-            judged = itertools.count(1)
-            answer(backend, works, write, guard=guard, purpose="karma-judge")
-        guard.finish()
+        judged = itertools.count(1)
+        run_answers(
+            backend, works, write, out=run, max_error_rate=max_error_rate, hygiene_record="judge_hygiene.json",
+            stale=("judge_results.json",), records=[writer], purpose="karma-judge",
+        )  # fmt: skip
         result = summarize_judgments(run)
         if result["backend_errors"]:
             raise JudgeIncomplete(

@@ -7,16 +7,16 @@ finished (item, arm) pairs and retries the ones whose request failed in the back
 settings (data, templates, model, decoding, arms' wording) are refused.
 
 Safety is karma eval's (docs/reliability.md): the run folder is locked for the whole call
-(:func:`locked_run_folder`, ``karma.core.lock``), ``--max-error-rate`` stops a failing backend
-(``karma.run.hygiene.ErrorGuard``), and everything that can be refused (task, arms, options, data)
-is refused before the folder is created; a refused run leaves no folder behind.
+(:func:`locked_run_folder`, ``karma.core.lock``), the answers go through the one runner
+(``karma.run.runner.run_answers``: the cache, the driver, ``--max-error-rate`` stopping a failing
+backend, finalize), and everything that can be refused (task, arms, options, data) is refused
+before the folder is created; a refused run leaves no folder behind.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,10 @@ from pydantic import BaseModel, Field
 from karma.core.atomic import atomic_write_text
 from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
-from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE, ErrorGuard
+from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.run.jsonl import JsonlAppender, read_jsonl
 from karma.run.rundir import check_resumable, locked_run_folder
+from karma.run.runner import RunOutcome, run_answers
 from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -250,13 +251,7 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
             _write_config(out, _config_payload(config, prep, backend))
             done = finished_keys(out)
             todo = [(i, a) for i in prep.items for a in prep.arms if (i.id, a) not in done]
-            guard = ErrorGuard(out, config.max_error_rate)
-            guard.start()
-            started = time.perf_counter()
-            counts = _answer(config, prep, backend, todo, out, guard, progress)
-            elapsed = time.perf_counter() - started
-            results = finalize_task(out)
-            guard.finish()
+            outcome = _answer(config, prep, backend, todo, out, progress)
         finally:
             if owns_backend:
                 backend.close()
@@ -267,11 +262,11 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
         run_dir=str(out),
         selected=selected,
         already_done=selected - len(todo),
-        answered=counts.answered,
-        cache_hits=counts.cached,
-        elapsed_s=elapsed,
+        answered=outcome.answered,
+        cache_hits=outcome.cached,
+        elapsed_s=outcome.elapsed_s,
         data_problems=len(prep.data.problems),
-        backend_errors=backend_error_count(results),
+        backend_errors=backend_error_count(outcome.results),
     )
 
 
@@ -318,13 +313,12 @@ def _answer(
     backend: Any,
     todo: list[tuple[TaskItem, str]],
     out: Path,
-    guard: ErrorGuard,
     progress: bool,
-) -> Any:
-    """Answer ``todo`` through the one run driver (``karma.run.driver``): the response cache (unless
-    ``--no-cache``), the backend's batch and concurrency unless given, ``guard`` stopping the run past
-    ``--max-error-rate``; each record is appended as it comes back (fsynced)."""
-    from karma.run.driver import Work, answer, batching, open_response_cache
+) -> RunOutcome:
+    """Answer ``todo`` through the one runner (``karma.run.runner.run_answers``): the response cache
+    (unless ``--no-cache``), the backend's batch and concurrency unless given, the error-rate stop past
+    ``--max-error-rate``; each record is appended as it comes back (fsynced), then results.json."""
+    from karma.run.driver import Work, batching
 
     works = (
         Work((item.id, arm), _request(config, prep, item, arm, out / "media"), item) for item, arm in todo
@@ -334,27 +328,25 @@ def _answer(
         backend_name=config.backend,
     )  # fmt: skip
     written = 0
-    cache = open_response_cache(config.use_cache, config.cache_path)
-    try:
-        with JsonlAppender(out / "samples.jsonl") as samples:
+    samples = JsonlAppender(out / "samples.jsonl")
 
-            def write(work: Work, completion: Any, cached: bool) -> None:
-                nonlocal written
-                samples.append(_sample(prep, work.payload, work.key[1], work.request, completion, cached))
-                written += 1
-                if progress:
-                    print(f"\r{prep.task.name}: {written}/{len(todo)}", end="", file=sys.stderr)
+    def write(work: Work, completion: Any, cached: bool) -> None:
+        nonlocal written
+        samples.append(_sample(prep, work.payload, work.key[1], work.request, completion, cached))
+        written += 1
+        if progress:
+            print(f"\r{prep.task.name}: {written}/{len(todo)}", end="", file=sys.stderr)
 
-            counts = answer(
-                backend, works, write, batch_size=batch_size, concurrency=concurrency, cache=cache,
-                guard=guard, purpose="karma-task",
-            )  # fmt: skip
-    finally:
-        if cache is not None:
-            cache.close()
-    if progress and todo:
-        print(file=sys.stderr)
-    return counts
+    def finish() -> dict[str, Any]:
+        if progress and todo:
+            print(file=sys.stderr)
+        return finalize_task(out)
+
+    return run_answers(
+        backend, works, write, out=out, max_error_rate=config.max_error_rate,
+        cache=(config.use_cache, config.cache_path), records=[samples], batch_size=batch_size,
+        concurrency=concurrency, finalize=finish, purpose="karma-task",
+    )  # fmt: skip
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
