@@ -37,7 +37,7 @@ from karma.run.cache import ResponseCache
 from karma.run.driver import Work, batching
 from karma.run.hygiene import backend_error_count
 from karma.run.rundir import check_resumable
-from karma.run.runner import run_answers
+from karma.run.runner import run_answers, write_run_config
 
 CONFIG_SCHEMA = 1
 
@@ -308,9 +308,7 @@ class _Evaluation:
         }
 
     def write_config(self, payload: dict[str, Any]) -> None:
-        if self.run.exists():
-            stored = self.run.read_config()
-            check_resumable(stored, payload, self.run.path)
+        def merge(stored: dict[str, Any], payload: dict[str, Any]) -> None:
             # Graph hashes of folds both runs used must agree (they are reloaded from disk).
             for key, info in payload["graphs"].items():
                 old = stored.get("graphs", {}).get(key)
@@ -321,7 +319,8 @@ class _Evaluation:
                         self.run.path,
                     )
             payload["graphs"] = {**stored.get("graphs", {}), **payload["graphs"]}
-        self.run.write_json("config.json", payload)
+
+        write_run_config(self.run.path, payload, merge=merge)
 
 
 def _defaults(config: EvalConfig, backend: Any, pending: int = 0) -> tuple[int, int]:

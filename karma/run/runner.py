@@ -7,6 +7,8 @@ is the same, and it is written here once:
 
 * the caller holds the run folder's lock for the call (``karma.run.rundir.locked_run_folder``: a
   second run on it is refused, a run refused before its first record leaves no folder);
+* ``config.json`` is written once per call (:func:`write_run_config`): a folder that holds a run is
+  resumed only when its identity and content hashes match (``check_resumable``, exit 2 otherwise);
 * the error-rate stop (:class:`~karma.run.hygiene.ErrorGuard`, whole call and sliding window) is
   started before the first request and its state written when the call ends;
 * the response cache is opened (``--cache``, the shared one, or none) and closed whatever happens;
@@ -15,13 +17,14 @@ is the same, and it is written here once:
 * the run's results are recomputed from its records (the caller's ``finalize``) before the guard
   records that the call completed.
 
-A caller passes its works (the (item, arm) pairs not yet answered: the resume keys), its record
+A caller passes its config payload, its works (the (item, arm) pairs not yet answered: the resume keys), its record
 writer and its finalize; :func:`run_answers` is the entry every run path calls, and the only caller
 of the driver's ``answer`` (``tests/karma/test_one_driver.py``).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -29,11 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from karma.core.atomic import atomic_write_json
+from karma.core.errors import InputError
 from karma.run.cache import ResponseCache
 from karma.run.driver import SchedulerCounts, Work, Write, answer, open_response_cache
 from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE, HYGIENE_FILE, ErrorGuard
+from karma.run.rundir import check_resumable
 
-__all__ = ["RunOutcome", "run_answers"]
+__all__ = ["CONFIG_FILE", "RunOutcome", "run_answers", "write_run_config"]
+
+CONFIG_FILE = "config.json"
 
 
 @dataclass
@@ -105,3 +113,34 @@ def run_answers(
         if opened is not None:
             opened.close()
     return RunOutcome(answered=counts.answered, cached=counts.cached, elapsed_s=elapsed, results=results)
+
+
+def write_run_config(
+    out: str | Path,
+    payload: dict[str, Any],
+    *,
+    upgrade: Callable[[dict[str, Any]], None] | None = None,
+    merge: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    default: Callable[[Any], Any] | None = None,
+) -> Path:
+    """Write ``out/config.json`` for this call, after checking a stored one still matches.
+
+    A folder that already holds a run is resumed only when its stored ``identity`` and ``hashes``
+    equal the fresh ones (``karma.run.rundir.check_resumable``; exit 2 naming every difference).
+    ``upgrade(stored)`` fills in what older folders lack before the check (fields added since, with
+    the value those runs used); ``merge(stored, payload)`` runs after it (Karma-MV checks and keeps
+    the graphs of earlier calls). ``default`` is ``json.dumps``'s (``str`` for paths in a payload).
+    A stored file that is not JSON is refused (exit 2), not resumed over.
+    """
+    path = Path(out) / CONFIG_FILE
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: not valid JSON ({exc}); not a usable karma run directory") from None
+        if upgrade is not None:
+            upgrade(stored)
+        check_resumable(stored, payload, Path(out))
+        if merge is not None:
+            merge(stored, payload)
+    return atomic_write_json(path, payload, indent=2, sort_keys=True, default=default)

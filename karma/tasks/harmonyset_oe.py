@@ -257,9 +257,8 @@ def write_oe_config(
     **extra: Any,
 ) -> None:
     """config.json of an OE run (task, settings, data / model / backend hashes); a rerun with other
-    settings, data or model on the same folder is refused (``karma.run.rundir.check_resumable``)."""
-    from karma.core.atomic import atomic_write_json
-    from karma.run.rundir import check_resumable
+    settings, data or model on the same folder is refused (``karma.run.runner.write_run_config``)."""
+    from karma.run.runner import write_run_config
 
     payload = {
         "schema": 1,
@@ -274,10 +273,7 @@ def write_oe_config(
         "config": {**settings, **{k: str(v) if isinstance(v, Path) else v for k, v in extra.items()}},
         "command": sys.argv,
     }
-    path = run / "config.json"
-    if path.exists():
-        check_resumable(json.loads(path.read_text()), payload, run)
-    atomic_write_json(path, payload, indent=2, sort_keys=True, default=str)
+    write_run_config(run, payload, default=str)
 
 
 def oe_report_lines(label: str, config: dict[str, Any], results: dict[str, Any]) -> list[str]:

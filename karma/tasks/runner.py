@@ -28,8 +28,8 @@ from karma.core.errors import InputError
 from karma.core.hashing import canonical_hash
 from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.run.jsonl import JsonlAppender, read_jsonl
-from karma.run.rundir import check_resumable, locked_run_folder
-from karma.run.runner import RunOutcome, run_answers
+from karma.run.rundir import locked_run_folder
+from karma.run.runner import RunOutcome, run_answers, write_run_config
 from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -223,14 +223,12 @@ def _resolved_options(task: Task, given: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_config(out: Path, payload: dict[str, Any]) -> None:
-    path = out / "config.json"
-    if path.exists():
-        stored = json.loads(path.read_text())
+    def upgrade(stored: dict[str, Any]) -> None:
         identity = stored.get("identity", {})
         for key, value in IDENTITY_DEFAULTS.items():
             identity.setdefault(key, value)
-        check_resumable(stored, payload, out)
-    _write_json(path, payload)
+
+    write_run_config(out, payload, upgrade=upgrade, default=str)
 
 
 def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = False) -> TaskRunSummary:

@@ -158,6 +158,23 @@ def test_every_run_path_answers_through_the_runner() -> None:
     assert problems == [], "\n".join(problems)
 
 
+def test_every_answering_run_writes_its_config_through_the_runner() -> None:
+    """Karma-MV, the MCQ tasks and HarmonySet-OE write config.json with ``write_run_config`` (one
+    resume rule); none writes it or calls the resume check past it."""
+    for path in ("karma/eval/runner.py", "karma/tasks/runner.py", "karma/tasks/harmonyset_oe.py"):
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        assert "write_run_config" in _imports_from(tree, RUNNER_MODULE), path
+        assert "write_run_config" in _calls(tree), path
+        writes = [
+            n.lineno
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and _called_name(n) in {"atomic_write_json", "write_json", "_write_json"}
+            and any(isinstance(a, ast.Constant) and a.value == "config.json" for a in ast.walk(n))
+        ]
+        assert writes == [], f"{path} writes config.json itself at lines {writes}"
+
+
 def test_every_command_that_asks_a_model_reaches_a_run_path() -> None:
     """``karma eval`` (Karma-MV), ``karma eval --task NAME`` for every registered task by its kind,
     the judge and ``qa verify`` / ``qa paraphrase`` call the run paths above."""
