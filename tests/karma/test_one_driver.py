@@ -158,6 +158,23 @@ def test_every_run_path_answers_through_the_runner() -> None:
     assert problems == [], "\n".join(problems)
 
 
+LOCKERS = (
+    ("karma/eval/runner.py", "run_evaluation"),
+    ("karma/tasks/runner.py", "run_task"),
+    ("karma/tasks/harmonyset_oe.py", "run_oe"),
+    ("karma/tasks/harmonyset_oe.py", "judge_run"),
+    ("karma/qa/passes.py", "ModelPass.__enter__"),
+)
+"""Where each run path takes its folder's lock (``karma.run.rundir.locked_run_folder``)."""
+
+
+def test_every_run_path_holds_the_run_folder_lock() -> None:
+    for path, function in LOCKERS:
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        assert "locked_run_folder" in _imports_from(tree, "karma.run.rundir"), path
+        assert "locked_run_folder" in _calls(_functions(tree)[function]), f"{path}: {function} takes no lock"
+
+
 def test_every_answering_run_writes_its_config_through_the_runner() -> None:
     """Karma-MV, the MCQ tasks and HarmonySet-OE write config.json with ``write_run_config`` (one
     resume rule); none writes it or calls the resume check past it."""
