@@ -37,7 +37,7 @@ from karma.run.cache import ResponseCache
 from karma.run.driver import Work, batching
 from karma.run.hygiene import backend_error_count
 from karma.run.rundir import check_resumable
-from karma.run.runner import run_answers, write_run_config
+from karma.run.runner import run_answers, run_backend, write_run_config
 
 CONFIG_SCHEMA = 1
 
@@ -374,16 +374,19 @@ def run_evaluation(config: EvalConfig, *, progress: bool = True, backend: Any = 
     anything leaves no folder (``karma.run.rundir.locked_run_folder``).
     """
     from karma.run.rundir import locked_run_folder
+    from pipelines.backends.preflight import open_backend
+    from pipelines.loglik import wrap_backend
 
     _refuse_before_loading(config)
-    owns_backend = backend is None
-    backend = _open_backend(config, backend)
-    try:
-        with locked_run_folder(config.out, "eval run"):
-            return _run_locked(config, progress, backend)
-    finally:
-        if owns_backend:
-            backend.close()
+    with (  # built, checked and probed before the run folder exists
+        run_backend(
+            backend,
+            lambda: open_backend(config.backend, config.backend_options, answer_mode=config.answer_mode),
+            wrap=lambda b: wrap_backend(b, config.answer_mode, config.score_pick),
+        ) as backend,
+        locked_run_folder(config.out, "eval run"),
+    ):
+        return _run_locked(config, progress, backend)
 
 
 def _run_locked(config: EvalConfig, progress: bool, backend: Any) -> RunSummary:
@@ -447,16 +450,6 @@ def _refuse_before_loading(config: EvalConfig) -> None:
         raise InputError(
             f"{config.clips}: --clips is not a folder (expected <clips>/<video_id>/scene_NNN.mp4)"
         )
-
-
-def _open_backend(config: EvalConfig, backend: Any) -> Any:
-    """``backend`` (or the configured one, built) wrapped for the run's answer mode."""
-    from pipelines.backends.preflight import open_backend
-    from pipelines.loglik import wrap_backend
-
-    if backend is None:  # built, checked and probed before the run folder exists
-        backend = open_backend(config.backend, config.backend_options, answer_mode=config.answer_mode)
-    return wrap_backend(backend, config.answer_mode, config.score_pick)
 
 
 class _Records:

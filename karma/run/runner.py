@@ -7,6 +7,8 @@ is the same, and it is written here once:
 
 * the caller holds the run folder's lock for the call (``karma.run.rundir.locked_run_folder``: a
   second run on it is refused, a run refused before its first record leaves no folder);
+* the backend is the caller's (left open) or opened here through the preflight the caller names
+  and closed at the end (:func:`run_backend`);
 * ``config.json`` is written once per call (:func:`write_run_config`): a folder that holds a run is
   resumed only when its identity and content hashes match (``check_resumable``, exit 2 otherwise);
 * the error-rate stop (:class:`~karma.run.hygiene.ErrorGuard`, whole call and sliding window) is
@@ -26,8 +28,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,7 @@ from karma.run.driver import SchedulerCounts, Work, Write, answer, open_response
 from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE, HYGIENE_FILE, ErrorGuard
 from karma.run.rundir import check_resumable
 
-__all__ = ["CONFIG_FILE", "RunOutcome", "run_answers", "write_run_config"]
+__all__ = ["CONFIG_FILE", "RunOutcome", "run_answers", "run_backend", "write_run_config"]
 
 CONFIG_FILE = "config.json"
 
@@ -144,3 +146,21 @@ def write_run_config(
         if merge is not None:
             merge(stored, payload)
     return atomic_write_json(path, payload, indent=2, sort_keys=True, default=default)
+
+
+@contextmanager
+def run_backend(
+    given: Any, open_backend: Callable[[], Any], wrap: Callable[[Any], Any] | None = None
+) -> Iterator[Any]:
+    """The run's backend for the block: ``given`` (a caller's, a test's or a benchmark's: left open),
+    else ``open_backend()`` (built and checked by ``pipelines.backends.preflight`` before the first
+    request) and closed when the block ends; ``wrap`` adapts either to the run's answer mode."""
+    owns = given is None
+    backend = open_backend() if owns else given
+    if wrap is not None:
+        backend = wrap(backend)
+    try:
+        yield backend
+    finally:
+        if owns:
+            backend.close()

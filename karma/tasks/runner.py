@@ -29,7 +29,7 @@ from karma.core.hashing import canonical_hash
 from karma.run.hygiene import DEFAULT_MAX_ERROR_RATE
 from karma.run.jsonl import JsonlAppender, read_jsonl
 from karma.run.rundir import locked_run_folder
-from karma.run.runner import RunOutcome, run_answers, write_run_config
+from karma.run.runner import RunOutcome, run_answers, run_backend, write_run_config
 from karma.tasks.base import Task, TaskData
 from karma.tasks.records import TaskItem, TaskSample
 from karma.tasks.results import aggregate_task
@@ -239,20 +239,16 @@ def run_task(config: TaskRunConfig, *, backend: Any = None, progress: bool = Fal
     for the whole call; a second run on it fails at once naming this one.
     """
     prep = prepare_task(config)
-    with locked_run_folder(config.out, "task run") as out:
-        owns_backend = backend is None
-        if backend is None:  # options, model files and device checked before the first request
-            from pipelines.backends.preflight import open_backend
+    from pipelines.backends.preflight import open_backend
 
-            backend = open_backend(config.backend, config.backend_options)
-        try:
-            _write_config(out, _config_payload(config, prep, backend))
-            done = finished_keys(out)
-            todo = [(i, a) for i in prep.items for a in prep.arms if (i.id, a) not in done]
-            outcome = _answer(config, prep, backend, todo, out, progress)
-        finally:
-            if owns_backend:
-                backend.close()
+    with (  # the backend's options, model files and device checked before the first request
+        locked_run_folder(config.out, "task run") as out,
+        run_backend(backend, lambda: open_backend(config.backend, config.backend_options)) as backend,
+    ):
+        _write_config(out, _config_payload(config, prep, backend))
+        done = finished_keys(out)
+        todo = [(i, a) for i in prep.items for a in prep.arms if (i.id, a) not in done]
+        outcome = _answer(config, prep, backend, todo, out, progress)
     from karma.run.hygiene import backend_error_count
 
     selected = len(prep.items) * len(prep.arms)
