@@ -436,7 +436,12 @@ ROWS: list[Row] = [
     R("ask-qa-truncated", "ask --qa {truncated_dir}/" + QA + " --no-ckg", 2, "truncated"),
     R("ask-transition-out-of-range", "ask --qa {qa} --transition 999 --no-ckg", 2, "999"),
     R("ask-backend-bogus", "ask --qa {qa} --no-ckg --backend bogus", 2, "bogus"),
-    R("ask-pipeline-bogus", "ask --qa {qa} --no-ckg --pipeline bogus", 2, "'bogus' is not one of 'llm', 'vlm'"),
+    R(
+        "ask-pipeline-bogus",
+        "ask --qa {qa} --no-ckg --pipeline bogus",
+        2,
+        "'bogus' is not one of 'llm', 'vlm'",
+    ),
     R(
         "ask-type-bogus",
         "ask --question 'why?' --option a=x --option b=y --option c=z --option d=w --type bogus --no-ckg",
