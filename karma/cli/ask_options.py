@@ -10,6 +10,9 @@ from typing import Annotated, Literal
 import typer
 
 from karma.cli.options import (
+    CKG_HELP,
+    GRAPH_HELP,
+    MAX_TOKENS_HELP,
     AnswerModeOpt,
     AsJsonOpt,
     BackendOpt,
@@ -67,18 +70,9 @@ CurrentOpt = Annotated[
     str | None, typer.Option("--current", help="Inline: current scene (default: the next scene).")
 ]
 ClipsOpt = ClipsDirOpt
-GraphOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--graph", help="Graph directory or file. Default: data/sample/graph, else built from the QA folder."
-    ),
-]
-MaxTokensOpt = Annotated[
-    int, typer.Option("--max-tokens", help="Output budget (the same with and without the graph).")
-]
-CkgOpt = Annotated[
-    Literal["on", "off"], typer.Option("--ckg", help="Causal-knowledge block: on, or off (the ablation).")
-]
+GraphOpt = Annotated[Path | None, typer.Option("--graph", help=GRAPH_HELP)]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
+CkgOpt = Annotated[Literal["on", "off"], typer.Option("--ckg", help=CKG_HELP)]
 NoCkgOpt = Annotated[bool, old_spelling("--no-ckg", new="--ckg off")]
 BackendOptionOpt = Annotated[list[str] | None, old_spelling("--backend-option", "-o", new="--backend-opt")]
 ConstrainedOpt = Annotated[bool, old_spelling("--constrained/--free", new="--constrain-choices")]

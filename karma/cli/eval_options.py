@@ -10,6 +10,10 @@ import typer
 
 from karma.cli import tasks as task_cli
 from karma.cli.options import (
+    CKG_HELP,
+    FOLDS_HELP,
+    GRAPH_HELP,
+    MAX_TOKENS_HELP,
     AnswerModeOpt,
     BackendOpt,
     BackendOptOpt,
@@ -22,6 +26,7 @@ from karma.cli.options import (
     FoldSeedOpt,
     KOpt,
     LenientOpt,
+    LimitOpt,
     MaxErrorRateOpt,
     ModelDefaults,
     ModelOpt,
@@ -29,6 +34,7 @@ from karma.cli.options import (
     ProgressOpt,
     RetrieverOpt,
     ScorePickOpt,
+    SeedOpt,
     ShardOpt,
     ShardsOpt,
     TaskOptOpt,
@@ -37,8 +43,8 @@ from karma.cli.options import (
 
 __all__ = [
     "AnswerModeOpt", "BackendOpt", "BackendOptOpt", "BudgetTokensOpt", "ConceptFactsOpt",
-    "ConstrainChoicesOpt", "ExecutorOpt", "FactLinksOpt", "FoldSeedOpt", "KOpt", "LenientOpt", "MaxErrorRateOpt",
-    "ModelOpt", "PipelineOpt", "ProgressOpt", "RetrieverOpt", "ScorePickOpt", "ShardOpt", "ShardsOpt",
+    "ConstrainChoicesOpt", "ExecutorOpt", "FactLinksOpt", "FoldSeedOpt", "KOpt", "LenientOpt", "LimitOpt", "MaxErrorRateOpt",
+    "ModelOpt", "PipelineOpt", "ProgressOpt", "RetrieverOpt", "ScorePickOpt", "SeedOpt", "ShardOpt", "ShardsOpt",
     "TaskOptOpt", "TemplateOpt",
 ]  # fmt: skip
 """The shared options eval takes, re-exported so :func:`karma.cli.evaluate.eval_command` reads ``opt.X``."""
@@ -52,21 +58,13 @@ DataOpt = Annotated[
     Path, typer.Option("--data", help="Folder with <video>_qa.json and <video>_causal_features.json.")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="Run directory; rerunning the same command resumes it.")]
-CkgOpt = Annotated[
-    Literal["on", "off", "both"], typer.Option(help="Graph block: on, off, or both (the paired ablation).")
-]
+CkgOpt = Annotated[Literal["on", "off", "both"], typer.Option("--ckg", help=CKG_HELP)]
 TypesOpt = Annotated[
     list[str] | None,
     typer.Option("--types", help="Question types to answer (comma-separated or repeated)."),
 ]
 VideosOpt = Annotated[
     list[str] | None, typer.Option("--videos", help="Video ids to answer (comma-separated or repeated).")
-]
-LimitOpt = Annotated[
-    int | None,
-    typer.Option(
-        help="Answer only N of the selected questions, spread over videos and types (--limit-order)."
-    ),
 ]
 LimitOrderOpt = Annotated[
     Literal["spread", "first"] | None,
@@ -77,23 +75,15 @@ LimitOrderOpt = Annotated[
         "A run folder keeps the order it was started with.",
     ),
 ]
-FoldsOpt = Annotated[
-    int,
-    typer.Option(help="k of the k-fold split by video: each video's graph is built without its fold."),
-]
+FoldsOpt = Annotated[int, typer.Option("--folds", help=FOLDS_HELP)]
 WholeCorpusGraphOpt = Annotated[
     bool,
     typer.Option("--whole-corpus-graph", help="One graph from every video (the published, leaky setting)."),
 ]
-GraphOpt = Annotated[
-    Path | None, typer.Option("--graph", help="Use this prebuilt graph (folder or file) for every video.")
-]
+GraphOpt = Annotated[Path | None, typer.Option("--graph", help=GRAPH_HELP)]
 ClipsOpt = ClipsDirOpt
-MaxTokensOpt = Annotated[
-    int | None, typer.Option(help="Output budget (same in both arms; default 32, --preset paper 16).")
-]
+MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", help=MAX_TOKENS_HELP)]
 TemperatureOpt = Annotated[float, typer.Option(help="Decoding temperature; only 0 is cached.")]
-SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Decoding seed.")]
 DEFAULT_ANSWER_MODE = "loglik"
 """The answer mode of ``karma ask`` and ``karma eval`` when none is given (``--constrain-choices``
 implies generate, and so does ``--preset paper``, whose published run generated its answers): with

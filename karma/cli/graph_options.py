@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from karma.cli.options import FoldSeedOpt, LenientOpt
+from karma.cli.options import FOLDS_HELP, FoldSeedOpt, LenientOpt
 
 __all__ = ["FoldSeedOpt", "LenientOpt"]
 """Shared with karma data, eval: one spelling, ``--lenient/--strict``."""
@@ -30,9 +30,7 @@ ExcludeVideosOpt = Annotated[
         "--exclude-videos", help="Comma-separated video ids to leave out (the ones you will evaluate on)."
     ),
 ]
-FoldsOpt = Annotated[
-    int, typer.Option("--folds", help="Split the videos into K folds by video (with --fold).")
-]
+FoldsOpt = Annotated[int, typer.Option("--folds", help=FOLDS_HELP)]
 FoldOpt = Annotated[
     int, typer.Option("--fold", help="0-based fold to leave out of the build (needs --folds).")
 ]

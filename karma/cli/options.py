@@ -200,7 +200,38 @@ ClipsDirOpt = Annotated[
     Path | None,
     typer.Option("--clips", help="VLM: the clip folder, <clips>/<video_id>/scene_NNN.mp4."),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", "-s", help="Random seed (same seed -> identical output).")]
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        "-s",
+        help="Random seed of what the command draws or decodes (same seed -> identical output).",
+    ),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        min=1,
+        help="Use only N of the questions (eval spreads them over videos and types, see --limit-order; "
+        "qa verify and paraphrase take the first N).",
+    ),
+]
+FOLDS_HELP = (
+    "K of the K-fold split by video: each video's graph is built without its fold "
+    "(graph build: 0 = no split, with --fold)."
+)
+"""One help for ``--folds`` of ``graph build``, ``eval`` and ``qa make``, whose types and bounds differ."""
+GRAPH_HELP = (
+    "A prebuilt graph (folder or file, karma graph build --out). Without it ask uses data/sample/graph "
+    "or builds one from the QA folder, and eval and qa make build one graph per fold."
+)
+"""One help for ``--graph``: ``retrieve`` requires it, the others build one when it is absent."""
+MAX_TOKENS_HELP = (
+    "Output budget in tokens, the same with and without the graph (eval: default 32, --preset paper 16)."
+)
+CKG_HELP = "Causal-knowledge (graph) block: on, off (the ablation), or both (eval only: the paired ablation)."
+"""One help for ``--ckg``: ask answers one arm, so its type leaves out ``both``."""
 TransitionOpt = Annotated[
     int, typer.Option("--transition", "-t", help="Transition index in the QA file (0-based).")
 ]

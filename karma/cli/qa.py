@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from karma.cli.options import (
+    FOLDS_HELP,
+    GRAPH_HELP,
     PARAPHRASE,
     QA_MAKE,
     VERIFY,
@@ -14,6 +16,7 @@ from karma.cli.options import (
     BackendOpt,
     BackendOptOpt,
     FoldSeedOpt,
+    LimitOpt,
     MaxBiasOpt,
     MaxErrorRateOpt,
     SeedOpt,
@@ -32,15 +35,9 @@ def make(
     out: Path = typer.Option(
         ..., "--out", help="Output folder: *_qa.json, feature copies, grounding, manifest."
     ),
-    graph: Path | None = typer.Option(
-        None,
-        "--graph",
-        help="Ground every question on this graph (built from other videos); default: one graph per fold.",
-    ),
+    graph: Path | None = typer.Option(None, "--graph", help=GRAPH_HELP),
     seed: SeedOpt = QA_MAKE.seed,
-    folds: int = typer.Option(
-        QA_MAKE.folds, "--folds", min=2, help="Folds by video without --graph (as karma eval)."
-    ),
+    folds: int = typer.Option(QA_MAKE.folds, "--folds", min=2, help=FOLDS_HELP),
     fold_seed: FoldSeedOpt = QA_MAKE.fold_seed,
     variables: str | None = typer.Option(
         None,
@@ -97,7 +94,7 @@ def verify(
     out: Path = typer.Option(..., "--out", help="Output folder: verdicts, cache, drops, the kept questions."),
     backend: BackendOpt = VERIFY.backend,
     backend_opt: BackendOptOpt = None,
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Verify only the first N questions."),
+    limit: LimitOpt = None,
     max_error_rate: MaxErrorRateOpt = VERIFY.max_error_rate,
 ) -> None:
     """Answer every question from its explanation with a model; drop and list the ones it gets wrong.
@@ -136,7 +133,7 @@ def paraphrase(
     ),
     backend: BackendOpt = PARAPHRASE.backend,
     backend_opt: BackendOptOpt = None,
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Rewrite only the first N questions."),
+    limit: LimitOpt = None,
     max_bias: MaxBiasOpt = PARAPHRASE.max_bias,
     allow_bias: AllowBiasOpt = PARAPHRASE.allow_bias,
     max_error_rate: MaxErrorRateOpt = PARAPHRASE.max_error_rate,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from karma.cli.options import (
+    GRAPH_HELP,
     BudgetTokensOpt,
     DeviceOpt,
     EmbedModelOpt,
@@ -35,11 +36,7 @@ def _fail(message: str) -> typer.Exit:
 
 GraphOpt = Annotated[
     Path,
-    typer.Option(
-        "--graph",
-        help="Graph folder or file (karma graph build --out); read only: the hybrid index is cached by "
-        "graph hash under karma's cache root.",
-    ),
+    typer.Option("--graph", help=GRAPH_HELP),
 ]
 QuestionOpt = Annotated[
     str,
@@ -97,6 +94,7 @@ def retrieve(
     Examples: karma retrieve --graph g --question "Why does the tempo rise?";
     karma retrieve --graph g --qa w/V_qa.json --features w/V_causal_features.json --transition 2
     --question-index 1; karma retrieve --graph g --recall w (recall@k on a synthetic world).
+    The graph is read only: the hybrid index is cached by graph hash under karma's cache root.
     """
     from retrieval.registry import RETRIEVERS, retriever_class
 

@@ -113,15 +113,9 @@ VISIBLE = [o for o in OPTIONS if not o.hidden]
 CONTEXTUAL: dict[str, str] = {
     "--out": "each command writes its own kind of output (a run, a graph folder, a file)",
     "--data": "each command reads its own kind of input folder",
-    "--graph": "a graph to read; ask builds one when absent, eval's is one for every video, qa grounds on it",
     "--format": "the formats differ per command (text/json, parquet/jsonl, graphrag/graphml/json)",
-    "--limit": "what is limited differs (questions answered, verified, rewritten)",
-    "--seed": "the seed of what the command draws (the world, the questions, decoding)",
-    "--folds": "graph build splits only when asked (0); eval and qa make split by default",
     "--question": "ask reads a number as --question-index (the older spelling)",
-    "--ckg": "ask answers one arm (on|off); eval runs both by default",
     "--qa": "a QA file to ask from (ask, retrieve) or a folder of them (clips)",
-    "--max-tokens": "eval's default depends on --preset",
 }
 """Long names shared by several commands whose help may differ per command, with the reason (their
 short flags and value type must still agree)."""
