@@ -24,14 +24,10 @@ from karma.cli.options import (
     old_spelling,
     retriever_options,
 )
+from karma.core.errors import InputError
 
 if TYPE_CHECKING:
     from retrieval import RetrievalQuery
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 GraphOpt = Annotated[
@@ -99,7 +95,7 @@ def retrieve(
     from retrieval.registry import RETRIEVERS, retriever_class
 
     if retriever not in RETRIEVERS:
-        raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, got {retriever!r}")
+        raise InputError(f"--retriever must be one of {', '.join(RETRIEVERS)}, got {retriever!r}")
     chosen_options = retriever_options(retriever, retriever_opt)
     if fmt != "text" or style is None:
         style = {"text": "lines"}.get(fmt, fmt)  # --format wins over the old --style
@@ -108,7 +104,7 @@ def retrieve(
     try:
         graph = load_graph_dir(graph_dir)
     except (FileNotFoundError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     config: dict[str, object] = {"model": embed_model} if embed_model else {}
     if device:
         config["device"] = device
@@ -130,11 +126,11 @@ def _print_recall(recall: Path, graph_dir: Path, ks: str, config: dict[str, obje
     try:
         cutoffs = sorted({int(value) for value in ks.split(",") if value.strip()})
     except ValueError:
-        raise _fail(f"--ks must be comma-separated integers, got {ks!r}") from None
+        raise InputError(f"--ks must be comma-separated integers, got {ks!r}") from None
     try:
         report = world_recall(recall, graph_dir, ks=cutoffs, **config)
     except (FileNotFoundError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     typer.echo(report.to_text())
 
 
@@ -150,13 +146,13 @@ def _query(
         try:
             query = query_from_files(qa, transition, question_index, features, graph)
         except (FileNotFoundError, ValueError) as exc:
-            raise _fail(str(exc)) from exc
+            raise InputError(str(exc)) from exc
         if question:
             query = query.model_copy(update={"question": question})
         return query
     if question:
         return RetrievalQuery(question=question)
-    raise _fail("give --question, or --qa with --transition and --question-index")
+    raise InputError("give --question, or --qa with --transition and --question-index")
 
 
 def _print_facts(
@@ -176,7 +172,7 @@ def _print_facts(
         chosen = get_retriever(retriever, graph, **settings)  # the graph loaded above, not read again
         result = chosen.retrieve(query, k=k)
     except SplitLeakageError as exc:
-        raise _fail(str(exc)) from exc
+        raise InputError(str(exc)) from exc
     # the hybrid retriever's embedding route: exact, static or static+rerank-<pool>
     route = getattr(getattr(chosen, "inner", chosen), "route", None)
 
