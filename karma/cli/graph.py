@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from karma.cli import graph_options as go
-from karma.cli.options import BUILD, AsJsonOpt, DeviceOpt, EmbedModelOpt, FormatOpt, MinSupportOpt, TopOpt
+from karma.cli.options import (
+    BUILD,
+    SUMMARY,
+    AsJsonOpt,
+    DeviceOpt,
+    EmbedModelOpt,
+    FormatOpt,
+    MinSupportOpt,
+    TopOpt,
+)
 from karma.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -177,7 +186,7 @@ def _built(graph: CausalGraph, n_excluded: int, seconds: float, out: Path, conso
 @app.command("stats")
 def stats(
     graph_dir: Path = typer.Argument(..., help="Graph folder (or graph.json / .graphml file)."),
-    top: TopOpt = 10,
+    top: TopOpt = SUMMARY.top,
     index: bool = typer.Option(
         False,
         "--index",

@@ -14,6 +14,8 @@ import typer
 
 from karma.cli.errors import print_error
 from karma.cli.options import (
+    NEO4J_START,
+    NEO4J_STOP,
     PUSH,
     DatabaseOpt,
     DeviceOpt,
@@ -59,7 +61,7 @@ def _fail(exc: Exception, code: int = 1) -> typer.Exit:
 
 @app.command("start")
 def start(
-    timeout: TimeoutOpt = 180.0,
+    timeout: TimeoutOpt = NEO4J_START.timeout,
     password: PasswordOpt = None,
     listen: str | None = typer.Option(
         None, "--listen", help="Listen address [env KARMA_NEO4J_LISTEN; default 127.0.0.1 (loopback only)]."
@@ -85,7 +87,7 @@ def start(
 
 @app.command("stop")
 def stop(
-    timeout: TimeoutOpt = 90.0,
+    timeout: TimeoutOpt = NEO4J_STOP.timeout,
 ) -> None:
     """Stop the local Neo4j with SIGTERM and wait for a clean shutdown; no-op when not running."""
     from graph.neo4j import LocalNeo4j, Neo4jServerError

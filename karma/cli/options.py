@@ -56,12 +56,15 @@ def embed_device_option(value: str | None) -> str | None:
 
 def home_default(target: str, field: str) -> Any:
     """The default of ``field`` in its one home ``module:Name``: a config model's field, or, for a
-    command without a config model, a parameter of the library function it calls (its signature)."""
+    command without a config model, a parameter of the library function or method it calls (its
+    signature; ``module:Class.method`` names a method)."""
     import importlib
     import inspect
 
     module, _, name = target.partition(":")
-    home = getattr(importlib.import_module(module), name)
+    home: Any = importlib.import_module(module)
+    for part in name.split("."):
+        home = getattr(home, part)
     fields = getattr(home, "model_fields", None)
     if fields is not None:
         return fields[field].get_default(call_default_factory=True)
@@ -87,14 +90,14 @@ class ModelDefault:
 
     def value(self) -> Any:
         value = home_default(self.target, self.field)
-        return ",".join(map(str, value)) if self.as_text and isinstance(value, list) else value
+        return ",".join(map(str, value)) if self.as_text and isinstance(value, list | tuple) else value
 
     def __call__(self) -> Any:
         return self.value()
 
     def __str__(self) -> str:
         value = self.value()
-        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
     def __bool__(self) -> bool:
         return bool(self.value())
@@ -128,6 +131,14 @@ QA_MAKE = ModelDefaults("karma.qa.make:QaMakeConfig")
 VERIFY = ModelDefaults("karma.qa.verify:VerifyConfig")
 PARAPHRASE = ModelDefaults("karma.qa.paraphrase:ParaphraseConfig")
 PUSH = ModelDefaults("graph.neo4j.push:push_graph")
+RETRIEVE_CALL = ModelDefaults("retrieval.base:Retriever.retrieve")
+"""``karma retrieve --k``: the retriever's own ``retrieve(query, k=...)``."""
+RECALL = ModelDefaults("retrieval.session:world_recall")
+"""``karma retrieve --recall --ks``: the cut-offs of ``world_recall``."""
+NEO4J_START = ModelDefaults("graph.neo4j.server:LocalNeo4j.start")
+NEO4J_STOP = ModelDefaults("graph.neo4j.server:LocalNeo4j.stop")
+SUMMARY = ModelDefaults("graph.ckg.summary:summarize")
+"""``karma graph stats --top``: the strongest edges ``summarize`` lists."""
 """karma graph push has no config model: its defaults are ``push_graph``'s own (its signature)."""
 
 

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from karma.cli.options import (
+    ASK,
     GRAPH_HELP,
+    RECALL,
+    RETRIEVE_CALL,
     BudgetTokensOpt,
     DeviceOpt,
     EmbedModelOpt,
@@ -70,11 +73,11 @@ def retrieve(
     graph_dir: GraphOpt,
     question: QuestionOpt = "",
     qa: QaOpt = None,
-    transition: TransitionOpt = 0,
-    question_index: QuestionIndexOpt = 0,
+    transition: TransitionOpt = ASK.transition,
+    question_index: QuestionIndexOpt = ASK.question_index,
     features: FeaturesOpt = None,
-    retriever: RetrieverOpt = "hybrid",
-    k: KOpt = 10,
+    retriever: RetrieverOpt = ASK.retriever,
+    k: KOpt = RETRIEVE_CALL.k,
     budget_tokens: BudgetTokensOpt = 0,
     style: StyleOpt = None,
     fmt: FormatOpt = "text",
@@ -82,7 +85,7 @@ def retrieve(
     device: DeviceOpt = None,
     strict_split: StrictSplitOpt = False,
     recall: RecallOpt = None,
-    ks: KsOpt = "1,3,5,10",
+    ks: KsOpt = RECALL.text("ks"),
     retriever_opt: RetrieverOptionsOpt = None,
 ) -> None:
     """Print the ranked facts a retriever returns for a question, with their scores and statistics.

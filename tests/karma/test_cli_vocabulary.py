@@ -195,6 +195,49 @@ CONFIG_MODELS: dict[str, tuple[str, dict[str, str]]] = {
 function it calls, whose signature holds them; {parameter: field} where the names differ; "" for a
 parameter that is not the home's field of that name)."""
 
+PARAM_HOMES: dict[tuple[str, str], tuple[str, str]] = {
+    ("retrieve", "retriever"): ("pipelines.ask:AskConfig", "retriever"),
+    ("retrieve", "transition"): ("pipelines.ask:AskConfig", "transition"),
+    ("retrieve", "question_index"): ("pipelines.ask:AskConfig", "question_index"),
+    ("retrieve", "k"): ("retrieval.base:Retriever.retrieve", "k"),
+    ("retrieve", "ks"): ("retrieval.session:world_recall", "ks"),
+    ("neo4j start", "timeout"): ("graph.neo4j.server:LocalNeo4j.start", "timeout"),
+    ("neo4j stop", "timeout"): ("graph.neo4j.server:LocalNeo4j.stop", "timeout"),
+    ("graph stats", "top"): ("graph.ckg.summary:summarize", "top"),
+}
+"""(command, parameter) -> the one home of its default, for commands without a config model (or a
+parameter outside it): a library function's or method's signature, read through ``home_default``."""
+
+CLI_OWN: dict[tuple[str, str], str] = {
+    ("ask", "ckg"): "on|off is the CLI's spelling of AskConfig.use_graph (a bool)",
+    ("ask", "fmt"): "how the CLI prints (text or json); no library function prints",
+    ("data export", "fmt"): "the CLI picks the writer (parquet or jsonl)",
+    ("data stats", "fmt"): "how the CLI prints",
+    ("graph score", "fmt"): "how the CLI prints",
+    ("models list", "fmt"): "how the CLI prints",
+    ("tasks list", "fmt"): "how the CLI prints",
+    ("tasks show", "fmt"): "how the CLI prints",
+    ("retrieve", "fmt"): "how the CLI prints",
+    ("graph score", "top"): "rows the CLI prints of the full ranking",
+    ("graph show", "top"): "rows the CLI prints of the edge list",
+    ("retrieve", "question"): "'' means not given (then --qa)",
+    ("retrieve", "budget_tokens"): "0 means no prompt block printed (the library takes None)",
+    ("graph build", "folds"): "0 means no split; BuildConfig has no fold field (the split is the CLI's)",
+    ("graph build", "fold_seed"): "used with --folds only, as above",
+    ("synth", "seed"): "the world's seed, passed to synth_world as a positional choice of the CLI",
+    ("synth", "workers"): "processes the CLI starts (1: serial)",
+    ("clips", "workers"): "processes the CLI starts (1: serial)",
+    ("extract", "workers"): "processes the CLI starts (0: one per core)",
+    ("eval", "executor"): "how the CLI spreads the run (local or ray); no library default yet",
+    ("eval", "shards"): "with --executor ray only; no library default yet",
+    ("eval", "progress"): "a terminal display, the CLI's",
+    ("extract", "executor"): "as eval",
+    ("extract", "shards"): "as eval",
+    ("extract", "progress"): "a terminal display, the CLI's",
+}
+"""Literal defaults a command writes in its signature because no library holds that value, with the
+reason; every other literal default is a second copy of a library's (a walk finds them)."""
+
 OLD_SPELLINGS: dict[tuple[str, str], str] = {
     ("ask", "--json"): "--format",
     ("ask", "--no-ckg"): "--ckg",
@@ -313,7 +356,9 @@ def _model_fields(target: str) -> set[str]:
     import importlib
 
     module, _, name = target.partition(":")
-    home = getattr(importlib.import_module(module), name)
+    home: Any = importlib.import_module(module)
+    for part in name.split("."):
+        home = getattr(home, part)
     if hasattr(home, "model_fields"):
         return set(home.model_fields)
     return {n for n, p in inspect.signature(home).parameters.items() if p.default is not p.empty}
@@ -411,6 +456,42 @@ def test_defaults_come_from_the_config_model(command: str) -> None:
     assert differ == []
 
 
+def all_literal_defaults(function_source: str) -> list[str]:
+    """Every parameter whose default is written as a literal (``False`` excepted: a flag is off)."""
+    definition = ast.parse(textwrap.dedent(function_source)).body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    args = definition.args
+    positional = args.args[len(args.args) - len(args.defaults) :]
+    pairs = [
+        *zip(positional, args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
+    return [a.arg for a, d in pairs if d is not None and _written(d) not in (None, "False")]
+
+
+def test_every_literal_default_is_the_clis_own() -> None:
+    found = {
+        (command, name)
+        for command, cmd in COMMANDS.items()
+        for name in all_literal_defaults(inspect.getsource(inspect.unwrap(cmd.callback)))
+    }
+    assert sorted(found - set(CLI_OWN)) == []  # give it its home (config model or library signature)
+    assert sorted(set(CLI_OWN) - found) == []  # a stale entry would hide a new literal
+
+
+@pytest.mark.parametrize(("command", "param"), sorted(PARAM_HOMES))
+def test_defaults_come_from_the_library_signature(command: str, param: str) -> None:
+    target, field = PARAM_HOMES[(command, param)]
+    assert field in _model_fields(target)
+    assert param not in all_literal_defaults(inspect.getsource(inspect.unwrap(COMMANDS[command].callback)))
+    (option,) = [p for p in COMMANDS[command].params if p.name == param]
+    default = option.default() if callable(option.default) else option.default
+    expected = _model_default(target, field)
+    if isinstance(expected, list | tuple) and isinstance(default, str):
+        default = type(expected)(int(v) for v in default.split(","))
+    assert default == expected
+
+
 def _choices(annotation: Any) -> set[str] | None:
     """The values of a Literal or Enum annotation (Optional stripped); None for other types."""
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -489,6 +570,9 @@ def test_the_checks_find_the_drift_they_name() -> None:
     assert hand_written_choice_checks('if key in ("a", "b"): pass', {"fmt"}) == []
     source = "def f(folds: int = 5, seed: int = EVAL.seed, data: str = None, k=typer.Option(3, '--k')): ..."
     assert literal_defaults(source, {"folds", "seed", "data", "k"}, {}) == ["folds=5", "k=3"]
+    planted = "def retrieve(k: int = 10, ks: str = RECALL.text('ks'), on: bool = False): ..."
+    assert literal_defaults(planted, _model_fields("retrieval.base:Retriever.retrieve"), {}) == ["k=10"]
+    assert all_literal_defaults(planted) == ["k"]
 
 
 def test_an_old_spelling_notes_its_new_one_at_a_terminal_only(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
