@@ -13,6 +13,7 @@ from karma.cli.options import (
     CKG_HELP,
     GRAPH_HELP,
     MAX_TOKENS_HELP,
+    QUESTION_HELP,
     AnswerModeOpt,
     AsJsonOpt,
     BackendOpt,
@@ -28,6 +29,7 @@ from karma.cli.options import (
     MinSupportOpt,
     ModelOpt,
     PipelineOpt,
+    QaFileOpt,
     QuestionIndexOpt,
     RetrieverOpt,
     ScorePickOpt,
@@ -47,12 +49,10 @@ QuestionOpt = Annotated[
     typer.Option(
         "--question",
         "-q",
-        help="The question text of an inline question (with --option). A number is read as --question-index.",
+        help=QUESTION_HELP,
     ),
 ]
-QaOpt = Annotated[
-    Path | None, typer.Option("--qa", help="QA file (<video>_qa.json). Default: data/sample's first video.")
-]
+QaOpt = QaFileOpt
 OptionOpt = Annotated[
     list[str] | None,
     typer.Option(

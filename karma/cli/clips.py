@@ -28,10 +28,19 @@ VideoDirOpt = Annotated[
     ),
 ]
 OldVideosOpt = Annotated[Path | None, old_spelling("--videos", new="--video-dir")]
+QaFilesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--qa-files", help="The QA files: one <video_id>_qa.json, or a folder searched for them. Required."
+    ),
+]
+OldQaOpt = Annotated[Path | None, old_spelling("--qa", new="--qa-files")]
+"""``--qa`` is a single file in ask and retrieve; here it also took a folder, so it was renamed."""
 
 
 def clips(
-    qa: Path = typer.Option(..., "--qa", help="A <video_id>_qa.json file, or a folder searched for them."),
+    qa_files: QaFilesOpt = None,
+    qa: OldQaOpt = None,
     video_dir: VideoDirOpt = None,
     videos: OldVideosOpt = None,
     out: Path = typer.Option(
@@ -58,6 +67,9 @@ def clips(
     from graph.extract.qa_clips import ERRORS_FILE, QaClipsOutcome, cut_qa_clips
     from karma.cli.console import stderr_console
 
+    qa_source = qa_files or qa
+    if qa_source is None:
+        raise typer.BadParameter("give the QA file or folder with --qa-files", param_hint="--qa-files")
     source = video_dir or videos
     if source is None:
         raise typer.BadParameter("give the folder of raw videos with --video-dir", param_hint="--video-dir")
@@ -76,7 +88,7 @@ def clips(
         for problem in outcome.problems:
             console.print(f"  [yellow]warning[/yellow] {problem}")
 
-    outcomes = cut_qa_clips(qa, source, out, options, force=force, workers=workers, report=report)
+    outcomes = cut_qa_clips(qa_source, source, out, options, force=force, workers=workers, report=report)
     failed = sum(o.status == "error" for o in outcomes)
     console.print(
         f"videos: {len(outcomes) - failed} ok ({sum(o.status == 'skipped' for o in outcomes)} already done), "

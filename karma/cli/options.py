@@ -317,6 +317,19 @@ MinSupportOpt = Annotated[
 ]
 """``--min-support`` of karma graph build and ask (whose graph, when none is given, is built too)."""
 
+QaFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--qa",
+        help="A <video>_qa.json file to take the question from (ask: default data/sample's first video).",
+    ),
+]
+"""``--qa`` of ask and retrieve: one QA file (``karma clips`` takes a file or a folder: ``--qa-files``)."""
+QUESTION_HELP = (
+    "Question text: alone, an inline question (ask: with --option); with --qa, it replaces the QA "
+    "question's text (retrieve). In ask without --option a number is the old spelling of --question-index."
+)
+"""One help for ``--question`` of ask and retrieve (their types differ: ask's may be absent)."""
 QuestionIndexOpt = Annotated[
     int | None,
     typer.Option(

@@ -13,6 +13,7 @@ import typer
 from karma.cli.options import (
     ASK,
     GRAPH_HELP,
+    QUESTION_HELP,
     RECALL,
     RETRIEVE_CALL,
     BudgetTokensOpt,
@@ -20,6 +21,7 @@ from karma.cli.options import (
     EmbedModelOpt,
     FeaturesOpt,
     KOpt,
+    QaFileOpt,
     QuestionIndexOpt,
     RetrieverOpt,
     RetrieverOptionsOpt,
@@ -39,11 +41,9 @@ GraphOpt = Annotated[
 ]
 QuestionOpt = Annotated[
     str,
-    typer.Option(
-        "--question", "-q", help="Question text (or take it from --qa with --transition/--question-index)."
-    ),
+    typer.Option("--question", "-q", help=QUESTION_HELP),
 ]
-QaOpt = Annotated[Path | None, typer.Option("--qa", help="A <video>_qa.json file to take the question from.")]
+QaOpt = QaFileOpt
 StyleOpt = Annotated[Literal["lines", "table", "json"] | None, old_spelling("--style", new="--format")]
 FormatOpt = Annotated[
     Literal["text", "table", "json"],

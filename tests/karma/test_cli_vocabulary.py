@@ -114,8 +114,6 @@ CONTEXTUAL: dict[str, str] = {
     "--out": "each command writes its own kind of output (a run, a graph folder, a file)",
     "--data": "each command reads its own kind of input folder",
     "--format": "the formats differ per command (text/json, parquet/jsonl, graphrag/graphml/json)",
-    "--question": "ask reads a number as --question-index (the older spelling)",
-    "--qa": "a QA file to ask from (ask, retrieve) or a folder of them (clips)",
 }
 """Long names shared by several commands whose help may differ per command, with the reason (their
 short flags and value type must still agree)."""
@@ -246,6 +244,7 @@ OLD_SPELLINGS: dict[tuple[str, str], str] = {
     ("synth", "--jobs"): "--workers",
     ("synth", "--videos"): "--n-videos",
     ("clips", "--videos"): "--video-dir",
+    ("clips", "--qa"): "--qa-files",
     ("extract", "--clips"): "--clip-mode",
     ("extract", "--threshold"): "--cut-threshold",
     ("retrieve", "--style"): "--format",
