@@ -13,6 +13,7 @@ from karma.cli.options import (
     key_values,
     retriever_options,
 )
+from karma.core.errors import InputError
 
 
 def ask(
@@ -62,7 +63,7 @@ def ask(
     mode, as karma eval does.
     """
     from karma.cli.default_model import command_answer_mode, command_model
-    from pipelines.ask import AskConfig, AskError, result_json
+    from pipelines.ask import AskConfig, result_json
     from pipelines.ask import ask as run_ask
 
     inline = bool(option)
@@ -101,14 +102,10 @@ def ask(
         concept_facts=concept_facts,
         predictive_audio=predictive_audio,
     )
-    try:
+    try:  # bad input (AskError, missing files) is printed by karma.cli.errors, the one error path
         result = run_ask(config)
-    except (AskError, FileNotFoundError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
     except ImportError as exc:  # an optional extra (vllm) that is not installed
-        typer.echo(f"error: {exc} (is the optional extra for this backend installed?)", err=True)
-        raise typer.Exit(2) from None
+        raise InputError(f"{exc} (is the optional extra for this backend installed?)") from None
     if as_json or fmt == "json":
         typer.echo(result_json(result))
     else:

@@ -19,6 +19,7 @@ from karma.cli.options import (
     backend_options,
     retriever_options,
 )
+from karma.core.errors import InputError
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -159,13 +160,9 @@ def _run_on_ray(
 
 
 def _run_here(config: Any, *, progress: bool, report_too: bool, allow_errors: bool) -> None:
-    from karma.eval import RunMismatchError, run_evaluation
+    from karma.eval import run_evaluation
 
-    try:
-        summary = run_evaluation(config, progress=progress)
-    except RunMismatchError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    summary = run_evaluation(config, progress=progress)  # a RunMismatchError (exit 2): karma.cli.errors
     typer.echo(
         f"{summary.run_dir}: {summary.answered} answered ({summary.cache_hits} from cache), "
         f"{summary.already_done} already done, {summary.questions_per_s:.2f} q/s"
@@ -281,9 +278,7 @@ def report(
     for run_dir in run_dirs:
         run = RunDir(run_dir)
         if not run.exists():
-            # Printed plainly: a long path inside typer's error box would be cut off.
-            typer.echo(f"error: {run_dir} is not a karma run directory (no config.json)", err=True)
-            raise typer.Exit(2)
+            raise InputError(f"{run_dir} is not a karma run directory (no config.json)")
         if recompute or not run.results_path.exists():
             finalize(run)
     path = write_report(list(run_dirs), out)
