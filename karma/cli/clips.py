@@ -12,6 +12,7 @@ import typer
 
 from karma.cli.options import (
     EXTRACT,
+    QA_CLIPS,
     AnalysisHeightOpt,
     ForceOpt,
     SampleRateOpt,
@@ -50,7 +51,7 @@ def clips(
         "<video_id>_clips.json, a copy of each QA file, clips_errors.jsonl.",
     ),
     force: ForceOpt = False,
-    workers: WorkersOpt = 1,
+    workers: WorkersOpt = QA_CLIPS.workers,
     sample_rate: SampleRateOpt = EXTRACT.sample_rate_hz,
     analysis_height: AnalysisHeightOpt = EXTRACT.analysis_height,
     tagger: TaggerOpt = None,

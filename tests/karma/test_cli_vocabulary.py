@@ -202,6 +202,7 @@ PARAM_HOMES: dict[tuple[str, str], tuple[str, str]] = {
     ("neo4j start", "timeout"): ("graph.neo4j.server:LocalNeo4j.start", "timeout"),
     ("neo4j stop", "timeout"): ("graph.neo4j.server:LocalNeo4j.stop", "timeout"),
     ("graph stats", "top"): ("graph.ckg.summary:summarize", "top"),
+    ("clips", "workers"): ("graph.extract.qa_clips:cut_qa_clips", "workers"),
 }
 """(command, parameter) -> the one home of its default, for commands without a config model (or a
 parameter outside it): a library function's or method's signature, read through ``home_default``."""
@@ -224,7 +225,6 @@ CLI_OWN: dict[tuple[str, str], str] = {
     ("graph build", "fold_seed"): "used with --folds only, as above",
     ("synth", "seed"): "the world's seed, passed to synth_world as a positional choice of the CLI",
     ("synth", "workers"): "processes the CLI starts (1: serial)",
-    ("clips", "workers"): "processes the CLI starts (1: serial)",
     ("extract", "workers"): "processes the CLI starts (0: one per core)",
     ("eval", "executor"): "how the CLI spreads the run (local or ray); no library default yet",
     ("eval", "shards"): "with --executor ray only; no library default yet",
