@@ -13,6 +13,7 @@ from karma.cli import tasks as task_cli
 from karma.cli.eval_options import KMV
 from karma.cli.options import (
     EVAL,
+    EVAL_RUN,
     DeviceOpt,
     RayAddressOpt,
     RetrieverOptionsOpt,
@@ -67,7 +68,7 @@ def eval_command(
     no_cache: opt.NoCacheOpt = False,
     bootstrap_resamples: opt.BootstrapResamplesOpt = EVAL.bootstrap_resamples,
     report_too: opt.ReportTooOpt = False,
-    progress: opt.ProgressOpt = True,
+    progress: opt.ProgressOpt = EVAL_RUN.progress,
     preset: opt.PresetOpt = None,
     max_error_rate: opt.MaxErrorRateOpt = EVAL.max_error_rate,
     allow_empty_graph: opt.AllowEmptyGraphOpt = KMV.allow_empty_graph,

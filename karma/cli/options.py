@@ -137,6 +137,8 @@ RECALL = ModelDefaults("retrieval.session:world_recall")
 """``karma retrieve --recall --ks``: the cut-offs of ``world_recall``."""
 NEO4J_START = ModelDefaults("graph.neo4j.server:LocalNeo4j.start")
 NEO4J_STOP = ModelDefaults("graph.neo4j.server:LocalNeo4j.stop")
+EVAL_RUN = ModelDefaults("karma.eval.runner:run_evaluation")
+"""``karma eval --progress``: ``run_evaluation``'s own (a task run shows progress the same way)."""
 QA_CLIPS = ModelDefaults("graph.extract.qa_clips:cut_qa_clips")
 """``karma clips --workers``: ``cut_qa_clips``'s own."""
 SUMMARY = ModelDefaults("graph.ckg.summary:summarize")

@@ -203,6 +203,7 @@ PARAM_HOMES: dict[tuple[str, str], tuple[str, str]] = {
     ("neo4j stop", "timeout"): ("graph.neo4j.server:LocalNeo4j.stop", "timeout"),
     ("graph stats", "top"): ("graph.ckg.summary:summarize", "top"),
     ("clips", "workers"): ("graph.extract.qa_clips:cut_qa_clips", "workers"),
+    ("eval", "progress"): ("karma.eval.runner:run_evaluation", "progress"),
 }
 """(command, parameter) -> the one home of its default, for commands without a config model (or a
 parameter outside it): a library function's or method's signature, read through ``home_default``."""
@@ -228,7 +229,6 @@ CLI_OWN: dict[tuple[str, str], str] = {
     ("extract", "workers"): "processes the CLI starts (0: one per core)",
     ("eval", "executor"): "how the CLI spreads the run (local or ray); no library default yet",
     ("eval", "shards"): "with --executor ray only; no library default yet",
-    ("eval", "progress"): "a terminal display, the CLI's",
     ("extract", "executor"): "as eval",
     ("extract", "shards"): "as eval",
     ("extract", "progress"): "a terminal display, the CLI's",
