@@ -12,6 +12,8 @@ from karma.cli import eval_options as opt
 from karma.cli import tasks as task_cli
 from karma.cli.eval_options import KMV
 from karma.cli.options import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_SHARDS,
     EVAL,
     EVAL_RUN,
     DeviceOpt,
@@ -75,8 +77,8 @@ def eval_command(
     audio_parts: opt.AudioPartsOpt = KMV.audio_parts,
     allow_backend_errors: opt.AllowBackendErrorsOpt = False,
     shard: opt.ShardOpt = None,
-    executor: opt.ExecutorOpt = "local",
-    shards: opt.ShardsOpt = 2,
+    executor: opt.ExecutorOpt = DEFAULT_EXECUTOR,
+    shards: opt.ShardsOpt = DEFAULT_SHARDS,
     ray_address: RayAddressOpt = None,
     task: opt.TaskOpt = None,
     task_arms: opt.TaskArmsOpt = None,

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 import typer
 
 from karma.cli.options import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_SHARDS,
     EXTRACT,
     AnalysisHeightOpt,
     ExecutorOpt,
@@ -72,8 +74,8 @@ def extract(
     tagger: TaggerOpt = None,
     progress: ProgressOpt = True,
     shard: ShardOpt = None,
-    executor: ExecutorOpt = "local",
-    shards: ShardsOpt = 2,
+    executor: ExecutorOpt = DEFAULT_EXECUTOR,
+    shards: ShardsOpt = DEFAULT_SHARDS,
     ray_address: RayAddressOpt = None,
 ) -> None:
     """Detect scenes, cut clips and extract visual and audio features for one video or a folder.

@@ -191,6 +191,10 @@ ExecutorOpt = Annotated[
     typer.Option("--executor", help="local (this machine) or ray (the shards on a Ray cluster, --shards)."),
 ]
 ShardsOpt = Annotated[int, typer.Option("--shards", min=1, help="Ray executor: number of shards.")]
+DEFAULT_EXECUTOR: Executor = "local"
+DEFAULT_SHARDS = 2
+"""The defaults of ``--executor`` and ``--shards`` of karma eval and extract, written once: no library
+holds them (the Ray runners take the shard count as a required argument)."""
 ShardOpt = Annotated[
     str | None,
     typer.Option(

@@ -227,10 +227,6 @@ CLI_OWN: dict[tuple[str, str], str] = {
     ("synth", "seed"): "the world's seed, passed to synth_world as a positional choice of the CLI",
     ("synth", "workers"): "processes the CLI starts (1: serial)",
     ("extract", "workers"): "processes the CLI starts (0: one per core)",
-    ("eval", "executor"): "how the CLI spreads the run (local or ray); no library default yet",
-    ("eval", "shards"): "with --executor ray only; no library default yet",
-    ("extract", "executor"): "as eval",
-    ("extract", "shards"): "as eval",
     ("extract", "progress"): "a terminal display, the CLI's",
 }
 """Literal defaults a command writes in its signature because no library holds that value, with the
