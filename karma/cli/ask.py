@@ -7,6 +7,7 @@ import typer
 from karma.cli import ask_options as opt
 from karma.cli.options import (
     ASK,
+    DEFAULT_FORMAT,
     DeviceOpt,
     RetrieverOptionsOpt,
     backend_options,
@@ -52,7 +53,7 @@ def ask(
     concept_facts: opt.ConceptFactsOpt = ASK.concept_facts,
     predictive_audio: opt.PredictiveAudioOpt = ASK.predictive_audio,
     show_prompt: opt.ShowPromptOpt = False,
-    fmt: opt.FormatOpt = "text",
+    fmt: opt.FormatOpt = DEFAULT_FORMAT,
     as_json: opt.AsJsonOpt = False,
 ) -> None:
     """Answer one question (from a QA file or given inline) with or without the causal graph.

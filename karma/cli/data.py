@@ -10,7 +10,7 @@ from typing import Literal
 import typer
 
 from karma.cli.eval_options import TaskOpt  # the registered task, declared once (eval's --task)
-from karma.cli.options import AsJsonOpt, FormatOpt, LenientOpt, TaskOptOpt
+from karma.cli.options import DEFAULT_FORMAT, AsJsonOpt, FormatOpt, LenientOpt, TaskOptOpt
 from karma.core.errors import InputError
 
 app = typer.Typer(no_args_is_help=True)
@@ -81,7 +81,7 @@ def _first_error(dataset) -> str:  # type: ignore[no-untyped-def]
 def stats(
     path: Path = typer.Argument(..., help="A QA file or a folder of Karma-MV files."),
     lenient: LenientOpt = False,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = DEFAULT_FORMAT,
     as_json: AsJsonOpt = False,
 ) -> None:
     """Videos, transitions, questions per type, answer letters, and answer-bias baselines.

@@ -13,6 +13,7 @@ import typer
 from karma.cli import graph_options as go
 from karma.cli.options import (
     BUILD,
+    DEFAULT_FORMAT,
     SUMMARY,
     AsJsonOpt,
     DeviceOpt,
@@ -276,7 +277,7 @@ def score(
         help="Truth file: ground_truth.json (edges) or rules.json (rule-level), both written by `karma synth`.",
     ),
     top: TopOpt = 20,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = DEFAULT_FORMAT,
     as_json: AsJsonOpt = False,
 ) -> None:
     """Precision and recall of the graph's causes edges against a world's true rules (or edges), and

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from karma.cli.options import AsJsonOpt, FormatOpt
+from karma.cli.options import DEFAULT_FORMAT, AsJsonOpt, FormatOpt
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -25,7 +25,7 @@ app = typer.Typer(
 
 @app.command("list")
 def list_models(
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = DEFAULT_FORMAT,
     as_json: AsJsonOpt = False,
 ) -> None:
     """Every registered model: name, state (installed, unverified, corrupt with the fix, not installed),

@@ -176,6 +176,8 @@ OutputFormat = Literal["text", "json"]
 """``--format`` of the commands that print a result: text for people, json for scripts."""
 FORMAT_HELP = "Output: text, or json (one JSON document)."
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help=FORMAT_HELP)]
+DEFAULT_FORMAT: OutputFormat = "text"
+"""The default ``--format`` of every command that prints a result (people first), written once."""
 AsJsonOpt = Annotated[bool, old_spelling("--json", new="--format json")]
 
 DeviceOpt = Annotated[str | None, typer.Option("--device", help=DEVICE_HELP, callback=embed_device_option)]

@@ -12,6 +12,7 @@ import typer
 
 from karma.cli.options import (
     ASK,
+    DEFAULT_FORMAT,
     GRAPH_HELP,
     QUESTION_HELP,
     RECALL,
@@ -80,7 +81,7 @@ def retrieve(
     k: KOpt = RETRIEVE_CALL.k,
     budget_tokens: BudgetTokensOpt = 0,
     style: StyleOpt = None,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = DEFAULT_FORMAT,
     embed_model: EmbedModelOpt = None,
     device: DeviceOpt = None,
     strict_split: StrictSplitOpt = False,

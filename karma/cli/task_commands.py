@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from karma.cli.options import AsJsonOpt, FormatOpt
+from karma.cli.options import DEFAULT_FORMAT, AsJsonOpt, FormatOpt
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -24,7 +24,7 @@ app = typer.Typer(
 
 
 @app.command("list")
-def list_tasks(fmt: FormatOpt = "text", as_json: AsJsonOpt = False) -> None:
+def list_tasks(fmt: FormatOpt = DEFAULT_FORMAT, as_json: AsJsonOpt = False) -> None:
     """Every registered task: name, kind, arms and one line of help."""
     from karma.tasks import TASKS, task_card
 
@@ -43,7 +43,7 @@ def list_tasks(fmt: FormatOpt = "text", as_json: AsJsonOpt = False) -> None:
 @app.command("show")
 def show_task(
     name: Annotated[str, typer.Argument(help="A registered task name (`karma tasks list`).")],
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = DEFAULT_FORMAT,
     as_json: AsJsonOpt = False,
 ) -> None:
     """One task: title, kind, arms, metrics, data, paper comparability and its options (-T KEY=VALUE).

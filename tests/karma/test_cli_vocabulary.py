@@ -210,14 +210,7 @@ parameter outside it): a library function's or method's signature, read through 
 
 CLI_OWN: dict[tuple[str, str], str] = {
     ("ask", "ckg"): "on|off is the CLI's spelling of AskConfig.use_graph (a bool)",
-    ("ask", "fmt"): "how the CLI prints (text or json); no library function prints",
     ("data export", "fmt"): "the CLI picks the writer (parquet or jsonl)",
-    ("data stats", "fmt"): "how the CLI prints",
-    ("graph score", "fmt"): "how the CLI prints",
-    ("models list", "fmt"): "how the CLI prints",
-    ("tasks list", "fmt"): "how the CLI prints",
-    ("tasks show", "fmt"): "how the CLI prints",
-    ("retrieve", "fmt"): "how the CLI prints",
     ("graph score", "top"): "rows the CLI prints of the full ranking",
     ("graph show", "top"): "rows the CLI prints of the edge list",
     ("retrieve", "question"): "'' means not given (then --qa)",
