@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from karma.cli import graph_options as go
+from karma.cli.eval_options import KMV
 from karma.cli.options import (
     BUILD,
     DEFAULT_FORMAT,
@@ -68,7 +69,7 @@ def build(
     exclude_videos: go.ExcludeVideosOpt = BUILD.text("exclude_videos"),
     folds: go.FoldsOpt = 0,
     fold: go.FoldOpt = -1,
-    fold_seed: go.FoldSeedOpt = 0,
+    fold_seed: go.FoldSeedOpt = KMV.fold_seed,  # the split karma eval makes, so fold K is the same
     min_support: MinSupportOpt = BUILD.min_support,
     min_lift: go.MinLiftOpt = BUILD.min_lift,
     min_precedence: go.MinPrecedenceOpt = BUILD.min_precedence,
