@@ -139,6 +139,8 @@ NEO4J_START = ModelDefaults("graph.neo4j.server:LocalNeo4j.start")
 NEO4J_STOP = ModelDefaults("graph.neo4j.server:LocalNeo4j.stop")
 EVAL_RUN = ModelDefaults("karma.eval.runner:run_evaluation")
 """``karma eval --progress``: ``run_evaluation``'s own (a task run shows progress the same way)."""
+GENERATE = ModelDefaults("karma.synth.generate:generate")
+"""``karma synth --seed`` and ``--workers`` (``jobs``): ``generate``'s own."""
 QA_CLIPS = ModelDefaults("graph.extract.qa_clips:cut_qa_clips")
 """``karma clips --workers``: ``cut_qa_clips``'s own."""
 SUMMARY = ModelDefaults("graph.ckg.summary:summarize")

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from karma.cli.options import MEDIA, SeedOpt, WorkersOpt, old_spelling
+from karma.cli.options import GENERATE, MEDIA, SeedOpt, WorkersOpt, old_spelling
 from karma.core.errors import InputError, RunError
 from karma.core.paths import project_file
 
@@ -125,12 +125,12 @@ def synth(
     world: WorldOpt = None,
     n_videos: NVideosOpt = None,
     videos: OldVideosOpt = None,
-    seed: SeedOpt = 0,
+    seed: SeedOpt = GENERATE.seed,
     media: MediaOpt = False,
     width: WidthOpt = MEDIA.width,
     height: HeightOpt = MEDIA.height,
     fps: FpsOpt = MEDIA.fps,
-    workers: WorkersOpt = 1,
+    workers: WorkersOpt = GENERATE.jobs,
     jobs: OldJobsOpt = None,
     scene_seconds: SceneSecondsOpt = None,
     wording: WordingOpt = None,

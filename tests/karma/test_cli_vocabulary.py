@@ -204,6 +204,8 @@ PARAM_HOMES: dict[tuple[str, str], tuple[str, str]] = {
     ("graph stats", "top"): ("graph.ckg.summary:summarize", "top"),
     ("clips", "workers"): ("graph.extract.qa_clips:cut_qa_clips", "workers"),
     ("eval", "progress"): ("karma.eval.runner:run_evaluation", "progress"),
+    ("synth", "seed"): ("karma.synth.generate:generate", "seed"),
+    ("synth", "workers"): ("karma.synth.generate:generate", "jobs"),
     ("graph build", "fold_seed"): ("karma.tasks.karma_mv.options:KarmaMvOptions", "fold_seed"),
 }
 """(command, parameter) -> the one home of its default, for commands without a config model (or a
@@ -217,8 +219,6 @@ CLI_OWN: dict[tuple[str, str], str] = {
     ("retrieve", "question"): "'' means not given (then --qa)",
     ("retrieve", "budget_tokens"): "0 means no prompt block printed (the library takes None)",
     ("graph build", "folds"): "0 means no split; BuildConfig has no fold field (the split is the CLI's)",
-    ("synth", "seed"): "the world's seed, passed to synth_world as a positional choice of the CLI",
-    ("synth", "workers"): "processes the CLI starts (1: serial)",
     ("extract", "workers"): "processes the CLI starts (0: one per core)",
     ("extract", "progress"): "a terminal display, the CLI's",
 }
