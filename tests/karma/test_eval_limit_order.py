@@ -15,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from karma.cli.main import app
-from karma.eval import EvalConfig, RunMismatchError
+from karma.eval import EvalConfig
 from karma.eval.runner import _Evaluation, select_questions
+from karma.run.rundir import RunMismatchError
 from karma.run.selection import apply_limit, resolve_limit_order
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from karma.eval import EvalConfig, RunDir, RunMismatchError, arms_from_ckg, run_evaluation, write_report
+from karma.eval import EvalConfig, RunDir, arms_from_ckg, run_evaluation, write_report
 from karma.eval.report import MIN_VIDEOS_FOR_INTERVALS
+from karma.run.rundir import RunMismatchError
 
 pytestmark = pytest.mark.slow
 
