@@ -37,6 +37,9 @@ PLAIN = ("results.json", "timing.json")
 MACHINE_PATH = re.compile(r"(?<![\w.$~}/-])/(?:work|home|tmp|root|Users|mnt|data|scratch|var|opt|srv)/")
 """An absolute path of a machine (what a committed file must not hold)."""
 _IMAGE_LINE = re.compile(r"^!\[[^\]]*\]\([^)]*\.png\)\s*$")
+SAME_AS_FOLD = "$FOLD_MEMBERS"
+"""A fold graph's ``excluded_videos`` saved as ``"$FOLD_MEMBERS[k]"`` when it is fold k's member list
+(as every Karma-MV run records it): the ids are kept once, and ``restore`` writes them back."""
 
 
 class EvidenceError(Exception):
@@ -85,6 +88,36 @@ def portable_config(config: dict[str, Any], work: Path, cache: Path) -> dict[str
     if isinstance(config.get("model"), dict):
         config["model"].pop("path", None)
     return _walk(config, work, cache, "config.json")
+
+
+def compact_folds(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with each fold graph's ``excluded_videos`` that repeats ``folds.members[k]`` written as a
+    reference to it (a 1,000-video run lists every id twice otherwise)."""
+    members = (config.get("folds") or {}).get("members") or []
+    for graph in (config.get("graphs") or {}).values():
+        if not isinstance(graph, dict):
+            continue
+        excluded = graph.get("excluded_videos")
+        for k, ids in enumerate(members):
+            if isinstance(excluded, list) and excluded == ids:
+                graph["excluded_videos"] = f"{SAME_AS_FOLD}[{k}]"
+                break
+    return config
+
+
+def expand_folds(config: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`compact_folds` (a reference to a fold that is not there is an error)."""
+    members = (config.get("folds") or {}).get("members") or []
+    for name, graph in (config.get("graphs") or {}).items():
+        excluded = graph.get("excluded_videos") if isinstance(graph, dict) else None
+        if isinstance(excluded, str) and excluded.startswith(SAME_AS_FOLD + "["):
+            k = int(excluded[len(SAME_AS_FOLD) + 1 : -1])
+            if not 0 <= k < len(members):
+                raise EvidenceError(
+                    f"config.json: graphs.{name}.excluded_videos names fold {k}, not recorded"
+                )
+            graph["excluded_videos"] = list(members[k])
+    return config
 
 
 def _local(payload: Any, work: Path, cache: Path) -> Any:
@@ -164,7 +197,9 @@ def save(run: Path, dest: Path, work: Path, name: str | None = None, how: str = 
         raise EvidenceError(f"{run}: not a karma run folder (no config.json)")
     cache = _cache_root()
     name = name or dest.name
-    config = portable_config(json.loads((run / "config.json").read_text()), work.resolve(), cache)
+    config = compact_folds(
+        portable_config(json.loads((run / "config.json").read_text()), work.resolve(), cache)
+    )
     staging = dest.with_name(dest.name + ".saving")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -208,7 +243,9 @@ def restore(dest: Path, run: Path, work: Path) -> Path:
     if (run / "samples.jsonl").exists():
         raise EvidenceError(f"{run}: already holds records; restore into a new folder")
     run.mkdir(parents=True, exist_ok=True)
-    config = _local(json.loads((dest / "config.json").read_text()), work.resolve(), _cache_root())
+    config = _local(
+        expand_folds(json.loads((dest / "config.json").read_text())), work.resolve(), _cache_root()
+    )
     (run / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
     for plain in PLAIN:
         if (dest / plain).is_file():

@@ -108,6 +108,22 @@ def test_save_then_restore_resumes_on_another_machine_with_nothing_asked_again(
     assert (restored / "samples.jsonl").read_bytes() == before
 
 
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.name)
+def test_a_saved_config_keeps_each_fold_list_once_and_restores_it_whole(run, tmp_path):
+    """A fold graph's excluded_videos is its fold's member list: saved once as a reference, written back
+    whole by restore (the resume check compares the lists)."""
+    evidence = _evidence()
+    saved = json.loads((run / "config.json").read_text())
+    members = saved["folds"]["members"]
+    assert all(g["excluded_videos"] == f"$FOLD_MEMBERS[{k}]" for k, g in enumerate(saved["graphs"].values()))
+    restored = json.loads((evidence.restore(run, tmp_path / "run", tmp_path) / "config.json").read_text())
+    assert [g["excluded_videos"] for g in restored["graphs"].values()] == members
+    assert evidence.compact_folds(json.loads(json.dumps(restored)))["graphs"] == saved["graphs"]
+    saved["graphs"]["fold0"]["excluded_videos"] = "$FOLD_MEMBERS[9]"
+    with pytest.raises(evidence.EvidenceError, match=r"graphs\.fold0\.excluded_videos names fold 9"):
+        evidence.expand_folds(saved)
+
+
 def test_a_path_outside_work_is_refused_naming_the_key(tmp_path):
     evidence = _evidence()
     run = tmp_path / "run"
