@@ -59,6 +59,14 @@ def _write(run_dir: Path, payload: dict[str, Any], record: str = HYGIENE_FILE) -
     atomic_write_text(run_dir / record, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
+def check_max_error_rate(max_error_rate: float) -> float:
+    """``max_error_rate`` if it lies in [0, 1], else :class:`InputError` (called before a run folder is
+    made, so a bad value leaves nothing behind)."""
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise InputError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+    return max_error_rate
+
+
 class ErrorGuard:
     """Counts backend errors of one ``run_evaluation`` call and stops it past the limit."""
 
@@ -73,8 +81,7 @@ class ErrorGuard:
     ):
         """``record``: the file (in ``run_dir``) the guard's state goes to; ``stale``: files a stop
         removes because they would describe an earlier call (a judge or qa pass names its own)."""
-        if not 0.0 <= max_error_rate <= 1.0:
-            raise InputError(f"--max-error-rate must be between 0 and 1, got {max_error_rate}")
+        check_max_error_rate(max_error_rate)
         self.run_dir = Path(run_dir)
         self.max_error_rate = max_error_rate
         self.answered = 0

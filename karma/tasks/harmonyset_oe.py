@@ -208,10 +208,12 @@ def run_oe(
     The data is read (and refused) before the folder is created.
     """
     from karma.run.driver import Work
+    from karma.run.hygiene import check_max_error_rate
     from karma.run.rundir import locked_run_folder
     from karma.run.runner import run_answers
     from pipelines.answering import request_hash
 
+    check_max_error_rate(max_error_rate)
     pairs, _ = (task or HarmonySetOeTask()).pairs(data, lenient=lenient)
     if not pairs:
         raise InputError(f"{resolve_json(data)}: no valid HarmonySet pair to answer")
@@ -389,10 +391,12 @@ def judge_run(
     those again.
     """
     from karma.run.driver import Work
+    from karma.run.hygiene import check_max_error_rate
     from karma.run.rundir import locked_run_folder
     from karma.run.runner import run_answers
     from pipelines.answering import request_hash
 
+    check_max_error_rate(max_error_rate)
     run = Path(run_dir)
     if not (run / "samples.jsonl").is_file():
         raise InputError(f"{run}: no samples.jsonl; expected a HarmonySet-OE run folder")

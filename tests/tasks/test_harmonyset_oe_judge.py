@@ -103,3 +103,21 @@ def test_summary_means_per_dimension_and_last_record_wins(tmp_path: Path):
     assert result["by_dimension"]["R&S"] == {"n": 2, "mean": 6.0}
     assert result["by_dimension"]["E"] == {"n": 1, "mean": 5.0}
     assert result["parse"] == {"ok": 1, "partial": 1, "none": 0}
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5])
+def test_a_bad_max_error_rate_is_refused_before_any_folder_or_record(rate, harmonyset_dir, tmp_path: Path):
+    """The answering pass and the judge check --max-error-rate first: nothing is created (no config.json,
+    no empty samples.jsonl / judgments.jsonl) and the backend is never touched (an object() here)."""
+    from karma.core.errors import InputError
+    from karma.tasks.harmonyset_oe import judge_run, run_oe
+
+    with pytest.raises(InputError, match=r"--max-error-rate must be between 0 and 1"):
+        run_oe(harmonyset_dir, tmp_path / "oe", object(), max_error_rate=rate)
+    assert not (tmp_path / "oe").exists()
+    answered = tmp_path / "answered"
+    answered.mkdir()
+    (answered / "samples.jsonl").write_text("")
+    with pytest.raises(InputError, match=r"--max-error-rate must be between 0 and 1"):
+        judge_run(answered, object(), max_error_rate=rate)
+    assert sorted(p.name for p in answered.iterdir()) == ["samples.jsonl"]
