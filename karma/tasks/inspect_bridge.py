@@ -200,7 +200,7 @@ def _karma_mv_items(
     ``answer_mode`` (inspect generates) and ``constrain_choices`` (inspect's messages carry no
     choice constraint to the model provider).
 
-    Why here: the requests used to come from ``karma_mv_requests(data)``, the default options, so
+    Why here: the requests used to come from a helper that built them with the default options, so
     ``-T template=...`` or ``-T types=predictive`` were accepted and silently ignored."""
     from karma.core.errors import InputError
     from karma.core.records import normalize_question_type

@@ -114,23 +114,9 @@ class KarmaMvTask(Task):
         )
 
     def request(self, item: TaskItem, arm: str, *, max_tokens: int, media_dir: Path) -> ChatRequest:
-        """The LLM pipeline's graph-off request (graph-on needs the fold graphs: use ``karma eval``)."""
+        """Not made per item: a Karma-MV request needs the video's features and, graph on, its fold
+        graph, which ``karma eval``'s run plan holds (the generic MCQ runner never calls this)."""
         raise NotImplementedError(
-            "Karma-MV requests come from karma_mv_requests(data) (they need the features)"
+            "Karma-MV requests need the features and the fold graphs: `karma eval` makes them, and"
+            " inspect_ai's graph-off items come from karma.tasks.inspect_bridge with the task's -T options"
         )
-
-
-def karma_mv_requests(
-    path: str | Path, *, max_tokens: int = 8, lenient: bool = False
-) -> dict[str, ChatRequest]:
-    """Question id -> the LLM pipeline's graph-off request for every question at ``path``."""
-    from pipelines.llm import LlmPipeline
-
-    dataset = KarmaMvTask().dataset(path, lenient)
-    pipeline = LlmPipeline(None, None, use_graph=False, max_tokens=max_tokens)
-    out = {}
-    for transition in dataset.transitions:
-        for question in transition.questions:
-            prepared = pipeline.prepare(transition, question, dataset.features.get(transition.video_id))
-            out[transition.question_id(question)] = prepared.request
-    return out
