@@ -27,6 +27,15 @@ class BuildConfig(BaseModel):
     """Every statistical edge also needs its co-occurrence this many standard errors above the effect's
     rate in the cause's *reference* transitions, where the cause's own variable did not change (see
     ``graph.ckg.stats``): what is left when the cause's opposite no longer inflates the contrast."""
+    family_wise_association: bool = True
+    """For a *change* effect (``music:valence:down``, a mode flip), a cause whose variable has more than
+    two events (the action's states and shifts, the objects' appearances) needs the association and
+    reference z whose p is 2 / (its variable's events) times that of ``min_association_z`` /
+    ``min_reference_z`` (Bonferroni over the variable's events, scaled so a numeric variable's two keep
+    the bar; ``graph.ckg.stats.family_bar``): about 3.9 for 56 action events, 3.5 for 12 object events.
+    A categorical variable tests many more pairs than a numeric one, so chance passes z 3 there as
+    often as a weak real rule does. State effects keep the plain bar (``graph.ckg.builder.association_bars``
+    says why). Off: the plain bar for every pair (the behaviour before 2026-12-07)."""
     min_precedence: float = 0.05
     """Minimum temporal precedence for an edge to be labelled ``causes``; an association below it fails
     the precedence test (the effect is about as likely one transition *before* the cause)."""
