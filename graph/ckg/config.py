@@ -35,7 +35,9 @@ class BuildConfig(BaseModel):
     the bar; ``graph.ckg.stats.family_bar``): about 3.9 for 56 action events, 3.5 for 12 object events.
     A categorical variable tests many more pairs than a numeric one, so chance passes z 3 there as
     often as a weak real rule does. State effects keep the plain bar (``graph.ckg.builder.association_bars``
-    says why). Off: the plain bar for every pair (the behaviour before 2026-12-07)."""
+    says why), except where the other states of a state rule are retested without the stronger one
+    (``graph.ckg.states``): that retest runs over every other state, so it reads the family-wise bar.
+    Off: the plain bar for every pair (the behaviour before 2026-12-07)."""
     min_precedence: float = 0.05
     """Minimum temporal precedence for an edge to be labelled ``causes``; an association below it fails
     the precedence test (the effect is about as likely one transition *before* the cause)."""
