@@ -34,13 +34,14 @@ It is the ceiling an LLM arm is compared with: what the facts in the prompt alre
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from graph.ckg.aliases import ALIASES_KEY, alias_text, alias_weights, phrases
+from graph.ckg.aliases import ALIASES_KEY, WORD, alias_text, alias_weights, phrases
 from karma.core.records import Question, QuestionType
 from retrieval.base import Fact
 
@@ -68,6 +69,8 @@ words' cosine (a second effect of the same cause co-occurs with the phrase almos
 chords are major" with loudness rising where darkness raises both). Measured on two paraphrased
 development worlds (contrary seed 11, default seed 12, 300 videos, 1,000 questions each): 0.05 reads
 88.0 and 86.1 %, 0.2 reads 88.3 and 86.7 %, every learned event by cosine (1.0) 85.0 and 82.7 %."""
+_VALUE_STEP = r"(-?\d+(?:\.\d+)?)\s*(?:[a-zA-Z%]{1,4}\s*)?(?:→|->|=>)\s*(-?\d+(?:\.\d+)?)"
+"""A value and the value it went to ("1.8 → 0.1", "79.8 -> 84.5 BPM")."""
 NO_OPTION = "no option recognised"
 NO_FACT = "no fact about an option"
 
@@ -119,6 +122,14 @@ class GraphReader:
         from retrieval.stated import StatedEvents
 
         self._stated = StatedEvents({n: self.view.title(n) for n in self.node_ids})
+        # A numeric variable's name in the graph's titles ("brightness increases" -> brightness).
+        self._variable_names: dict[str, tuple[str, ...]] = {}
+        for node_id in self.node_ids:
+            title = self.view.title(node_id).casefold()
+            for suffix in (" increases", " decreases"):
+                if title.endswith(suffix):
+                    variable = ":".join(node_id.split(":")[:2])
+                    self._variable_names[variable] = tuple(WORD.findall(title[: -len(suffix)]))
         self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
         # Phrases the graph's own corpus used for its events (graph.ckg.aliases): phrase -> row -> weight.
         learned = self.view.graph.build_config.get(ALIASES_KEY) or {}
@@ -249,10 +260,59 @@ class GraphReader:
         named = {self.node_ids[r] for r in ends} & set(self._stated(clause))
         if named:
             return named
+        ends = self._fitting(clause, question.question, ends)
+        if question.type == QuestionType.counterfactual:
+            seen = self._seen_changes(question.question)
+            ends = [r for r in ends if self.node_ids[r] not in seen] or ends
         vectors = np.asarray(self.embedder.encode([clause]), dtype=np.float64)
         sims = self._similarities([clause], vectors, among=ends)[0]
         best = max(ends, key=lambda r: (round(float(sims[r]), 4), -r))
         return {self.node_ids[best]} if sims[best] >= MIN_OPTION_SIMILARITY else set()
+
+    def _fitting(self, clause: str, question: str, ends: list[int]) -> list[int]:
+        """The ends a stated clause can name, by the category names in their ids (``labels``).
+        Where the clause names an end's categories (``from sitting to walking``, ``singing gives
+        way to walking``, ``the person in the shot is walking``, ``a crowd turns up``), only the ends
+        whose every category is in the clause, a shift's source before its target, are kept: an
+        embedding hardly tells ``singing -> walking`` from ``walking -> singing``, or
+        ``walking -> sitting`` from ``is walking``, and the words say it. Where the clause names no
+        category, the ends of the one variable the whole question names by the graph's own name
+        (``as motion went 1.8 -> 0.1``; the setting a counterfactual changes) are kept when the
+        question names exactly one. Otherwise all ``ends``."""
+        words = WORD.findall(clause.casefold())
+        fit = [r for r in ends if _labels_fit(self.node_ids[r], words)]
+        if fit:
+            # The category named last is the one the change ends in ("singing gives way to walking").
+            last = {r: _last_label(self.node_ids[r], words) for r in fit}
+            return [r for r in fit if last[r] == max(last.values())]
+        said = set(WORD.findall(question.casefold()))
+        named = {
+            v
+            for v in {self._variables[self._variable_of[self.node_ids[r]]] for r in ends}
+            if (name := self._variable_names.get(v)) and set(name) <= said
+        }
+        if len(named) == 1:
+            return [r for r in ends if self._variables[self._variable_of[self.node_ids[r]]] in named]
+        return ends
+
+    def _seen_changes(self, question: str) -> set[str]:
+        """The numeric changes a question gives with their values ("as motion went 1.8 -> 0.1")
+        that are events by the graph's own thresholds (``build_config["thresholds"]``: the step
+        the builder counted as a change). A counterfactual supposes something else than what was
+        seen, so a change seen this clearly is not the one it supposes; a step below the threshold
+        ("contrast went 25.6 -> 25.3") is no event and rules nothing out."""
+        thresholds = self.view.graph.build_config.get("thresholds") or {}
+        seen: set[str] = set()
+        for variable, name in self._variable_names.items():
+            threshold = thresholds.get(variable.split(":")[1])
+            if threshold is None:
+                continue
+            pattern = r"\b" + r"\s+".join(map(re.escape, name)) + r"\b[^.?!;:]{0,20}?" + _VALUE_STEP
+            for match in re.finditer(pattern, question, flags=re.IGNORECASE):
+                step = float(match.group(2)) - float(match.group(1))
+                if abs(step) > float(threshold):
+                    seen.add(f"{variable}:{'up' if step > 0 else 'down'}")
+        return seen
 
     def _stated_first(
         self, facts: Sequence[Fact], stated: set[str], cause_side: bool, supposed: bool
@@ -286,7 +346,15 @@ class GraphReader:
         """Read ``facts`` (best first) against the options: the first fact that decides answers.
         With the ``question`` given, the facts whose given end is the change the question states
         (``stated_events``; for a counterfactual the change it supposes, not the one that happened)
-        are read first."""
+        are read first: strictly (``_readings``), then, when none of them decides, leniently
+        (``strict=False``: the option that best reads the fact's other end, whatever the option's
+        closest variables are), and only then the facts about other changes. Why: a freely worded
+        option is often closer by the embedding to a variable it does not name ("a major key" to
+        ``key changes`` rather than ``mode is major``), so the stated change's fact passes over it,
+        and a fact about another change seen on screen, whose effect is a distractor read right,
+        decided instead; the question asks what the stated change brings, so its fact, read
+        leniently, is better evidence than a strict reading of a fact about something else.
+        Measured on free-worded development worlds (docs/measurements.md, 2026-12-07, "lenient")."""
         letters, sims = self._options(options)
         events = self._events(letters, sims)
         if not any(events.values()):
@@ -296,6 +364,11 @@ class GraphReader:
             stated = self.stated_events(question, facts, cause_side)
             supposed = question.type == QuestionType.counterfactual
             facts = self._stated_first(facts, stated, cause_side, supposed)
+            given = [f for f in facts if (f.target if cause_side else f.source) in stated]
+            # The stated change's facts, read strictly, then leniently, before any other fact.
+            for strict in (True, False):
+                for fact, chosen in self._readings(letters, sims, events, given, strict=strict):
+                    return ReaderAnswer(letters=chosen, reason="fact", fact_id=fact.id, option_events=events)
         for fact, chosen in self._readings(letters, sims, events, facts):
             return ReaderAnswer(letters=chosen, reason="fact", fact_id=fact.id, option_events=events)
         return ReaderAnswer(reason=NO_FACT, option_events=events)
@@ -325,13 +398,19 @@ class GraphReader:
         if not any(events.values()):
             return {}
         agree: set[str] | None = None
+        decided: dict[str, str] = {}
         if question is not None:
-            agree = set(self.answer(options, facts, question).letters)
-        return {
+            answer = self.answer(options, facts, question)
+            agree = set(answer.letters)
+            if answer.fact_id is not None and len(answer.letters) == 1:
+                # The deciding fact links its letter even when it decided read leniently.
+                decided[answer.fact_id] = answer.letters[0]
+        links = {
             fact.id: chosen[0]
             for fact, chosen in self._readings(letters, sims, events, facts)
             if len(chosen) == 1 and (agree is None or chosen[0] in agree)
         }
+        return links | decided
 
     def _informative(self, fact: Fact) -> bool:
         """Whether a fact's edge says its cause makes its effect likelier: not when the graph counted
@@ -350,8 +429,12 @@ class GraphReader:
         option_sims: np.ndarray,
         events: Mapping[str, str | None],
         facts: Sequence[Fact],
+        strict: bool = True,
     ) -> Iterator[tuple[Fact, list[str]]]:
-        """(fact, the letter(s) it decides) for each fact, best first, that speaks of an option."""
+        """(fact, the letter(s) it decides) for each fact, best first, that speaks of an option.
+        ``strict``: an option is spoken of only when the fact's variable is among its
+        ``TOP_VARIABLES`` closest and it reads the fact's direction; not strict: every option is,
+        and the contrast score alone decides (``answer`` reads the stated change's facts so)."""
         cause_side = self._cause_side(events)
         # Per option, its variables ranked by closeness (best cosine to one of the variable's events).
         sims_all = option_sims
@@ -370,7 +453,7 @@ class GraphReader:
             about = []
             for i in range(len(letters)):
                 ranked = sorted(same, key=lambda j, i=i: (-round(float(closeness[i, j]), 4), j))
-                if variable in ranked[:TOP_VARIABLES] and own[i] >= rivals[i]:
+                if not strict or (variable in ranked[:TOP_VARIABLES] and own[i] >= rivals[i]):
                     about.append(i)
             if not about or float(np.max(own)) < MIN_OPTION_SIMILARITY:
                 continue
@@ -382,3 +465,31 @@ class GraphReader:
                 yield fact, [letters[i] for i in about if best - sims[i] < MIN_OPTION_MARGIN]
             else:
                 yield fact, [letters[about[0]]]
+
+
+def _labels_fit(event: str, words: Sequence[str]) -> bool:
+    """Whether ``words`` name every category of ``event`` (its id after ``modality:variable:``):
+    ``visual:action:is:walking`` -> walking; ``visual:object:appears:crowd`` -> crowd;
+    ``visual:action:sitting->walking`` -> sitting, then walking later; a shift from any category
+    (``*->walking``) -> walking. False for an event without categories (a numeric change)."""
+    value = event.split(":", 2)[2] if event.count(":") >= 2 else ""
+    for prefix in ("is:", "appears:", "disappears:"):
+        if value.startswith(prefix):
+            return value[len(prefix) :] in words
+    if "->" not in value:
+        return False
+    source, _, target = value.partition("->")
+    if target not in words:
+        return False
+    if source == "*":
+        return True
+    last = len(words) - 1 - list(reversed(words)).index(target)
+    return source in words[:last]
+
+
+def _last_label(event: str, words: Sequence[str]) -> int:
+    """Where in ``words`` the category ``event`` ends in (a shift's target, a state's or an
+    object's category) is named last; -1 where it is not named."""
+    value = event.split(":", 2)[2] if event.count(":") >= 2 else ""
+    label = value.partition("->")[2] if "->" in value else value.partition(":")[2]
+    return len(words) - 1 - list(reversed(words)).index(label) if label in words else -1
