@@ -17,6 +17,7 @@ from graph.ckg.builder import _event_nodes, _statistical_edges, association_bars
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable
 from graph.ckg.stats import family_bar, pair_stats
+from tests.graph._tables import event_table
 
 LABELS = ("dancing", "driving", "running", "singing", "sitting", "standing", "walking")
 DRIVING_DOWN = 32
@@ -48,15 +49,8 @@ def _table(driving_down: int = DRIVING_DOWN) -> EventTable:
         columns[f"visual:action:is:{label}"] = [a == label for a, _, _, _ in rows]
     columns["music:valence:down"] = [down for _, _, _, down in rows]
     columns["music:valence:up"] = [up for _, _, up, _ in rows]
-    names = sorted(columns)
-    occurs = np.column_stack([np.array(columns[c]) for c in names])
-    return EventTable(
-        row_ids=[f"v{r // 2:04d}/t{r % 2}" for r in range(len(rows))],
-        columns=names,
-        occurs=occurs,
-        defined=np.ones_like(occurs),
-        thresholds={},
-        prev=np.array([-1 if r % 2 == 0 else r - 1 for r in range(len(rows))], dtype=np.int64),
+    return event_table(
+        {c: columns[c] for c in sorted(columns)}, [-1 if r % 2 == 0 else r - 1 for r in range(len(rows))]
     )
 
 
@@ -133,16 +127,7 @@ def _state_table(driving_major: int) -> EventTable:
     columns = {f"visual:action:is:{label}": [a == label for a, _ in scenes] for label in LABELS}
     columns["music:mode:is:major"] = [major for _, major in scenes]
     columns["music:mode:is:minor"] = [not major for _, major in scenes]
-    names = sorted(columns)
-    occurs = np.column_stack([np.array(columns[c]) for c in names])
-    return EventTable(
-        row_ids=[f"v{r:04d}/t0" for r in range(len(scenes))],
-        columns=names,
-        occurs=occurs,
-        defined=np.ones_like(occurs),
-        thresholds={},
-        prev=np.full(len(scenes), -1, dtype=np.int64),
-    )
+    return event_table({c: columns[c] for c in sorted(columns)}, [-1] * len(scenes))
 
 
 def _explained(table: EventTable, config: BuildConfig) -> set[tuple[str, str]]:

@@ -10,6 +10,7 @@ from graph.ckg.builder import _tests, effect_lift
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable
 from graph.ckg.stats import pair_stats
+from tests.graph._tables import event_table
 
 ACTIONS = ("dancing", "sitting", "walking")
 
@@ -25,16 +26,9 @@ def _mode_table(major_rate: dict[str, float], rows_per_action: int = 400) -> Eve
         before = int(seen[action] * major_rate[action])
         seen[action] += 1
         major[r] = int(seen[action] * major_rate[action]) > before
-    columns = ["music:mode:is:major", "music:mode:is:minor"] + [f"visual:action:is:{a}" for a in ACTIONS]
-    occurs = np.column_stack([major, ~major] + [np.array([x == a for x in actions]) for a in ACTIONS])
-    return EventTable(
-        row_ids=[f"v{r:04d}/t000" for r in range(len(actions))],
-        columns=columns,
-        occurs=occurs,
-        defined=np.ones_like(occurs),
-        thresholds={},
-        prev=np.full(len(actions), -1, dtype=np.int64),
-    )
+    columns = {"music:mode:is:major": major, "music:mode:is:minor": ~major}
+    columns.update({f"visual:action:is:{a}": np.array([x == a for x in actions]) for a in ACTIONS})
+    return event_table(columns, [-1] * len(actions))
 
 
 def _other_state(table: EventTable) -> dict[tuple[str, str], tuple[bool, bool]]:
