@@ -1,7 +1,9 @@
 """How the graph reader finds the change a question states and reads its facts, on hand-made graphs
-with the real embedding model: category names in the clause (a shift's order, a state), a change
-the question shows beyond the graph's own threshold (a counterfactual supposes another), and the
-stated change's fact read leniently before a fact about another change decides."""
+with the real embedding model: category names in the clause (a shift's order, a state; a clause
+naming none states a numeric change), a change the question shows beyond the graph's own threshold
+(a counterfactual supposes another) or in words (the supposed one is read against it), the stated
+change's fact read leniently before a fact about another change decides, the options read in the
+modality the question asks about, and every event a learned phrase teaches reachable by a fact."""
 
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ MUSIC = {
     "music:mode:major_to_minor": "mode shifts from major to minor",
     "music:valence:up": "musical valence (positivity) increases",
     "music:arousal:up": "musical arousal (energy) increases",
+    "music:arousal:down": "musical arousal (energy) decreases",
 }
 
 
@@ -80,6 +83,11 @@ def _reader(
     return GraphReader(CausalGraph(nodes=nodes, edges={e.id: e for e in edges}, build_config=config))
 
 
+def _stated(reader: GraphReader, facts: list[Fact], text: str) -> set[str]:
+    """The change a counterfactual worded ``text`` supposes, among the causes of ``facts``."""
+    return reader.stated_events(_counterfactual(text), facts, cause_side=False)
+
+
 def _counterfactual(text: str, options: dict[str, str] | None = None) -> Question:
     return Question(
         question=text,
@@ -100,22 +108,20 @@ def actions() -> tuple[GraphReader, list[Fact]]:
 
 
 def test_a_shift_is_read_in_the_order_the_clause_names_its_categories(actions) -> None:
-    reader, facts = actions
-    question = _counterfactual(
+    stated = _stated(
+        *actions,
         "The performer keeps singing. Had it gone differently, so that singing gives way to walking, "
-        "what would the music have done?"
+        "what would the music have done?",
     )
-    stated = reader.stated_events(question, facts, cause_side=False)
     assert stated and stated <= {"visual:action:singing->walking", "visual:action:*->walking"}
 
 
 def test_a_state_clause_is_not_read_as_a_shift_to_a_category_it_does_not_name(actions) -> None:
-    reader, facts = actions
-    question = _counterfactual(
+    stated = _stated(
+        *actions,
         "The performer is sitting. Suppose instead that someone on screen is walking. "
-        "How would the music most likely have changed?"
+        "How would the music most likely have changed?",
     )
-    stated = reader.stated_events(question, facts, cause_side=False)
     assert stated and "visual:action:walking->sitting" not in stated
     assert "visual:action:walking->singing" not in stated
 
@@ -169,3 +175,79 @@ def test_the_stated_changes_fact_read_leniently_before_a_fact_about_another_chan
     assert answer.letters == ["a"] and answer.fact_id == stated.id
     assert reader.answer(options, facts).letters == ["b"]  # without the question: the motion fact
     assert reader.links(options, facts, question) == {stated.id: "a"}
+
+
+def test_a_clause_naming_no_category_is_not_read_as_a_change_of_categories() -> None:
+    # Retrieval returned facts about action shifts and about motion; "the footage becomes more
+    # hectic" names no action, so it states a numeric change (the embedding alone reads a shift).
+    edges = [_edge(source, "music:mode:is:minor") for source in ACTION]
+    edges += [
+        _edge("visual:motion:up", "music:loudness:up"),
+        _edge("visual:motion:down", "music:loudness:down"),
+    ]
+    stated = _stated(
+        _reader(edges),
+        [_fact(e) for e in edges],
+        "The camera work gradually settles. Had it gone differently, so that the footage becomes "
+        "more hectic, what would the music have done?",
+    )
+    # Which way motion went is the next test's matter; here, that it is motion.
+    assert stated and stated <= {"visual:motion:up", "visual:motion:down"}
+
+
+def test_a_supposed_change_worded_afresh_is_read_against_the_one_seen() -> None:
+    # No values to rule the seen change out: the clause's words lean to the direction the scene
+    # showed ("steadies" after "livens up" sits closer to motion increasing); read as what differs
+    # from the seen sentence, the supposed direction is found both ways.
+    edges = [
+        _edge("visual:motion:up", "music:loudness:up"),
+        _edge("visual:motion:down", "music:loudness:down"),
+    ]
+    reader, facts = _reader(edges), [_fact(e) for e in edges]
+    steadies = "The footage livens up. What if the movement on screen steadies instead? Which change in the soundtrack would that bring?"
+    livens = "Picture the cut again: the camera work gets noticeably calmer on screen. Imagine the scene turns a bit more frantic. Which musical change would follow?"
+    assert _stated(reader, facts, steadies) == {"visual:motion:down"}
+    assert _stated(reader, facts, livens) == {"visual:motion:up"}
+
+
+def test_options_are_read_in_the_modality_the_question_asks_about() -> None:
+    # "A more relaxed feel" and "a more intense feel" sit closer to on-screen events (an action, a
+    # motion) than to any musical one; the question asks about the music, so they are not read as
+    # on-screen changes (which would make the reader compare them with the facts' causes).
+    edges = [_edge("visual:motion:up", "music:tempo:up"), _edge("visual:brightness:up", "music:arousal:down")]
+    options = {
+        "a": "Minor harmony once the shot changes.",
+        "b": "the pace of the music gently quickens in the current scene",
+        "c": "A more relaxed feel right after the cut.",
+        "d": "A more intense feel in the current scene",
+    }
+    question = _counterfactual(
+        "The shot gets darker. Suppose instead that the image becomes brighter. How would the music "
+        "most likely have changed?",
+        options,
+    )
+    answer = _reader(edges).answer(options, [_fact(e) for e in edges], question)
+    read = [event for event in answer.option_events.values() if event is not None]
+    assert read and all(event.startswith("music:") for event in read)
+
+
+def test_every_event_a_learned_phrase_teaches_is_reachable_by_a_fact() -> None:
+    # The corpus used "calms down" for answers where tempo fell and, almost as often, arousal fell
+    # (one cause lowers both): read as tempo by the words, the option must still be the one a fact
+    # about arousal falling speaks of, not the distractors the embedding puts near arousal.
+    edge = _edge("visual:action:*->walking", "music:arousal:down")
+    aliases = {"calms down": {"music:tempo:down": 0.57, "music:arousal:down": 0.5}}
+    options = {
+        "a": "A minor tonality right after the cut.",
+        "b": "the track calms down",
+        "c": "the song noticeably heats up",
+        "d": "The melody sounds a bit more cheerful in the current scene",
+    }
+    question = _counterfactual(
+        "The person stops sitting and starts driving. Had it gone differently, so that sitting gives "
+        "way to walking, what would the music have done?",
+        options,
+    )
+    answer = _reader([edge], aliases=aliases).answer(options, [_fact(edge)], question)
+    assert answer.option_events["b"] == "music:tempo:down"  # the words' reading is unchanged
+    assert answer.letters == ["b"] and answer.fact_id == edge.id
