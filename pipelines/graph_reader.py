@@ -139,6 +139,7 @@ class GraphReader:
                 if title.endswith(suffix):
                     variable = ":".join(node_id.split(":")[:2])
                     self._variable_names[variable] = tuple(WORD.findall(title[: -len(suffix)]))
+        self._labelled = [i for i, n in enumerate(self.node_ids) if _has_labels(n)]
         self._nodes = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else np.zeros((0, 1))
         # Phrases the graph's own corpus used for its events (graph.ckg.aliases): phrase -> row -> weight.
         learned = self.view.graph.build_config.get(ALIASES_KEY) or {}
@@ -157,7 +158,15 @@ class GraphReader:
         of the embeddings, and 1 for the event a learned alias names (``_similarities``), among the
         events of the options' modality: the one the ``question`` asks about (``_asked_rows``),
         else the one the options vote for (``_modality_rows``; a lone option has no set to vote).
-        An option is read as an event of that modality only (the others' similarity is -1)."""
+        An option is read as an event of that modality only (the others' similarity is -1), and as a
+        change of categories (``_has_labels``: a state, an object, a shift) only when it names its
+        every category (``_labels_fit``, as a stated clause is read). Why: a freely worded option
+        is often nearest by the embedding, or by a phrase learned from co-occurring answers, to a
+        change of categories it does not name ("the music becomes more relaxed" to ``mood shifts
+        from tranquil to relaxed``, "a more relaxed feel" to ``building appears``), while on the
+        free-worded development worlds every option that does state such a change (2,440 of them)
+        names its categories ("a minor key", "someone starts walking"). An option the corpus used
+        as a whole text keeps its reading."""
         letters = sorted(k for k, v in options.items() if isinstance(v, str) and v.strip())
         if not letters:
             return [], np.zeros((0, len(self.node_ids)))
@@ -167,6 +176,13 @@ class GraphReader:
         if among is None and len(texts) > 1:
             among = self._modality_rows(vectors)
         sims = self._similarities(texts, vectors, among=among)
+        for i, text in enumerate(texts):
+            if alias_text(text) in self._aliases or alias_text(text) in self._no_event:
+                continue  # a text the corpus used whole is read as the corpus used it
+            words = WORD.findall(text.casefold())
+            for row in self._labelled:
+                if not _labels_fit(self.node_ids[row], words):
+                    sims[i, row] = -1.0
         if among is not None:
             outside = np.ones(sims.shape[1], dtype=bool)
             outside[list(among)] = False

@@ -3,7 +3,8 @@ with the real embedding model: category names in the clause (a shift's order, a 
 naming none states a numeric change), a change the question shows beyond the graph's own threshold
 (a counterfactual supposes another) or in words (the supposed one is read against it), the stated
 change's fact read leniently before a fact about another change decides, the options read in the
-modality the question asks about, and every event a learned phrase teaches reachable by a fact."""
+modality the question asks about (and as a change of categories only when they name its
+categories), and every event a learned phrase teaches reachable by a fact."""
 
 from __future__ import annotations
 
@@ -73,10 +74,12 @@ def _reader(
     edges: list[CkgEdge],
     thresholds: dict[str, float] | None = None,
     aliases: dict[str, dict[str, float]] | None = None,
+    music: dict[str, str] | None = None,
 ) -> GraphReader:
-    """``aliases``: learned phrases as the builder stores them (``graph.ckg.aliases``)."""
+    """``aliases``: learned phrases as the builder stores them (``graph.ckg.aliases``);
+    ``music``: musical events besides ``MUSIC`` (id -> title)."""
     nodes = {i: _node(i, t, "visual_change") for i, t in (ACTION | NUMERIC).items()}
-    nodes |= {i: _node(i, t, "music_change") for i, t in MUSIC.items()}
+    nodes |= {i: _node(i, t, "music_change") for i, t in (MUSIC | (music or {})).items()}
     config: dict[str, object] = {"thresholds": thresholds} if thresholds else {}
     if aliases:
         config["event_aliases"] = aliases
@@ -251,3 +254,35 @@ def test_every_event_a_learned_phrase_teaches_is_reachable_by_a_fact() -> None:
     answer = _reader([edge], aliases=aliases).answer(options, [_fact(edge)], question)
     assert answer.option_events["b"] == "music:tempo:down"  # the words' reading is unchanged
     assert answer.letters == ["b"] and answer.fact_id == edge.id
+
+
+def test_an_option_is_read_as_a_change_of_categories_only_when_it_names_them() -> None:
+    # Retrieval ranks a fact about a mood shift first; "a little more agitated" sits nearest
+    # "mood shifts from scared to angry" by the embedding though it names neither mood, so that
+    # fact would decide for it; read as no mood shift, the fact about arousal decides.
+    mood = {
+        "music:mood:tranquil->relaxed": "mood shifts from tranquil to relaxed",
+        "music:mood:relaxed->tranquil": "mood shifts from relaxed to tranquil",
+        "music:mood:calm->dull": "mood shifts from calm to dull",
+        "music:mood:scared->angry": "mood shifts from scared to angry",
+    }
+    shift = _edge("visual:motion:down", "music:mood:scared->angry")
+    calmer = _edge("visual:motion:down", "music:arousal:down")
+    options = {
+        "a": "The music becomes noticeably more relaxed once the shot changes.",
+        "b": "the soundtrack sounds a little more agitated once the shot changes",
+        "c": "a sunnier sound as the scene changes.",
+        "d": "a quicker pace",
+    }
+    question = _counterfactual(
+        "The footage livens up. What if the movement on screen steadies instead? Which change in "
+        "the soundtrack would that bring?",
+        options,
+    )
+    facts = [_fact(shift), _fact(calmer)]
+    answer = _reader([shift, calmer], music=mood).answer(options, facts, question)
+    assert not any(e and e.startswith("music:mood:") for e in answer.option_events.values())
+    assert answer.letters == ["a"] and answer.fact_id == calmer.id
+    # A text the corpus used whole keeps the corpus's reading, named categories or not.
+    taught = _reader([shift], music=mood, aliases={"a gentler feel": {"music:mood:tranquil->relaxed": 1.0}})
+    assert taught.event_of("a gentler feel") == "music:mood:tranquil->relaxed"
