@@ -159,7 +159,9 @@ def test_learned_aliases_name_the_world_events_and_the_reader_reads_options_thro
     bare.build_config.pop(ALIASES_KEY)
     plain = GraphReader(bare)
     assert all(reader.event_of(text) == truth[text] for text in learned)
-    assert plain.event_of("the footage goes still") != "visual:motion:down"  # what aliases fix
+    # What aliases fix: paraphrases the reader without them misreads (since 466223c it reads "the footage
+    # goes still" as motion down by itself; "the mix pulls back to a hush" it still reads as tempo down).
+    assert any(plain.event_of(text) != truth[text] for text in learned)
     # Deterministic, and blind to the held-out videos: their questions alone teach nothing.
     again = build_graph(dataset.transitions, dataset.features, BuildConfig(exclude_videos=held_out))
     assert again.build_config[ALIASES_KEY] == aliases
