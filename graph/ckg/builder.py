@@ -5,8 +5,9 @@ aggregated by target, see ``detect``), compute support / confidence / lift / pre
 tests for every visual x music pair (``stats``), keep pairs with enough support, lift and association,
 label them ``causes`` when the music change follows the cut (the precedence test: sign and share always,
 the precedence z at ``min_precedence_z`` for weak associations and at ``min_strong_precedence_z`` for
-strong ones, see ``BuildConfig.strong_association_z``) and the state is not explained by a stronger
-state of its variable (``states``), then add
+strong ones, see ``BuildConfig.strong_association_z``), the state is not explained by a stronger
+state of its variable (``states``) and a composite does not carry an input's trend
+(``BuildConfig.composite_trends``), then add
 explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
 
 What is emitted for a kept (associated) pair:
@@ -175,7 +176,7 @@ UNDIRECTED_KEY = "left_out_undirected"
 
 
 def _undirected_reason(
-    fails: list[str], b: str, precedence: float, precedence_z: float, share: float, required_z: float
+    fails: list[str], a: str, b: str, precedence: float, precedence_z: float, share: float, required_z: float
 ) -> str:
     """Why an association fails the precedence test, in words (its first failing part)."""
     if "precedence" in fails:
@@ -192,6 +193,11 @@ def _undirected_reason(
         return (
             f"the precedence ({precedence:+.2f}) is only {share:.2f} of the excess confidence: most of the "
             "association was already there one transition earlier, a persistent trend rather than a cause."
+        )
+    if "read_from" not in fails:
+        return (
+            f"{a} is computed from an input whose own association with {b}, moving the same way, failed "
+            "the precedence test (a shared trend): the composite carries that trend."
         )
     return (
         f"{b} is read from music variables whose association with this visual change failed the "
@@ -243,6 +249,37 @@ def _trend_through_source(stats: PairStats, undirected: np.ndarray, config: Buil
             if variable == derived:
                 out[:, j] = trend
     return out
+
+
+def _through_inputs(stats: PairStats, marked: np.ndarray, config: BuildConfig) -> np.ndarray:
+    """(causes, effects) bool: the cause is a composite's change (``config.composites``:
+    visual_intensity from motion, contrast and saturation) and one of its inputs, moving the same way,
+    has a ``marked`` pair with the same effect."""
+    out = np.zeros_like(marked)
+    row = {cause: i for i, cause in enumerate(stats.causes)}
+    for i, cause in enumerate(stats.causes):
+        _, variable, direction = cause.split(":", 2)
+        for name in config.composites.get(variable, []):
+            k = row.get(f"visual:{name}:{direction}")
+            if k is not None:
+                out[i] |= marked[k]
+    return out
+
+
+def _trend_through_input(
+    stats: PairStats, undirected: np.ndarray, causes: np.ndarray, config: BuildConfig
+) -> np.ndarray:
+    """(causes, effects) bool: a composite's change whose input, moving the same way, has an association
+    with the same effect that failed the precedence test (``undirected``), and no input a ``causes`` edge
+    to it (``causes``; then the composite's edge is a proxy of that cause, ``_explain_composites``).
+    The composite moves with its inputs, so it carries their trend; diluted by the other inputs, that
+    association is weak and its precedence estimates noisy, while the input's own is strong and reads
+    the trend plainly (family dev world 327, templated, 300 videos: ``saturation down -> arousal up``
+    failed the precedence share at association z 15, and ``visual_intensity down -> arousal up``, z 4.4,
+    passed it by chance on one fold, a false ``causes`` edge; ``BuildConfig.composite_trends``)."""
+    if not config.composite_trends:
+        return np.zeros_like(undirected)
+    return _through_inputs(stats, undirected, config) & ~_through_inputs(stats, causes, config)
 
 
 def effect_lift(stats: PairStats) -> np.ndarray:
@@ -335,6 +372,8 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
         other_state[i, j] = False
     passes["other_state"] = other_state
     is_cause = direction_ok & passes["read_from"] & other_state
+    passes["composite_input"] = ~_trend_through_input(stats, keep & ~direction_ok, is_cause, config)
+    is_cause &= passes["composite_input"]
     col = {event_id: c for c, event_id in enumerate(table.columns)}
     return _Tests(
         keep, precedence, evidence_z, required_z, excess, passes, is_cause, col, verdict.explained_by
@@ -396,7 +435,7 @@ def _pair_edge(
             )
         else:
             reason = _undirected_reason(
-                fails, b, precedence, float(tests.evidence_z[i, j]), share, float(tests.required_z[i, j])
+                fails, a, b, precedence, float(tests.evidence_z[i, j]), share, float(tests.required_z[i, j])
             )
         description = f"{a} and {b} co-move: {stats_text}; but {reason}"
         if not config.keep_undirected:

@@ -79,6 +79,14 @@ class BuildConfig(BaseModel):
     over several cuts enters a rare mood at one cut, which looks new at the cut (measured on the contrary
     world, 400 videos, mood states on: ``saturation:down -> mood:is:dull`` a ``causes`` edge on 4 of 5
     folds without this check, none with it)."""
+    composite_trends: bool = True
+    """An edge out of a composite variable (``composites``) is not a cause when one of its inputs, moving
+    the same way, has an association with the same effect that failed the precedence test and none
+    has a ``causes`` edge to it (that would make the composite's edge a ``co_moves`` proxy): the
+    composite carries its input's trend, diluted by the other inputs into a weak association whose
+    precedence estimates are noisy (``graph.ckg.builder._trend_through_input``). Off: the behaviour
+    before 2026-12-07 (a planted trend on saturation became ``visual_intensity down -> arousal up`` on
+    one fold of family dev world 327, templated, 300 videos)."""
     min_precedence_share: float = 0.5
     """A ``causes`` edge also needs precedence >= this share of its excess confidence (confidence - base
     rate): a cause's association is new at its own cut, while a persistent common trend already shows
