@@ -23,11 +23,12 @@ or a comma list. Seeds 14-19 (``--seeds 14,15,16,17,18,19``) are development see
 state and precedence tests were examined on them (issue 37 item 3).
 
 The seed ledger (which seeds a claim may still rest on): development, looked at freely: 11-19,
-211-215 and 301-330 (added for the round after dc493e1, to find rare failures). Reported once per change and then spent (a later change measured on them is no longer a
-held-out result): 101-105 and 201-210 (the reader of 68ef876, the builder of e4c421d), 221-225 (the
-builder of f8b1834 / b23ade6 and the reader of eb1d2de, before -> after, each run once; docs/
-measurements.md). Never looked at: 231-300 and 331 and above; the next change is reported on 231-235, chosen
-before it is made.
+211-215 and 301-330 (added after dc493e1, to find rare failures). Reported once per change and then
+spent (a later change measured on them is no longer a held-out result): 101-105 and 201-210 (the
+reader of 68ef876, the builder of e4c421d), 221-225 (the builder of f8b1834 / b23ade6 and the reader
+of eb1d2de, before -> after, each run once; docs/measurements.md), 231-235 (the reader of 65d9f1b and
+the builder of c108b8c, before -> after, each run once). Never looked at: 236-300 and 331 and above;
+the next change is reported on 236-240, chosen before it is made.
 
 Settings (``--settings``, comma list; default ``free,templated``):
 
