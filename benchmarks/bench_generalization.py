@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import sys
 import tempfile
 import time
@@ -137,7 +138,11 @@ def run_world(  # type: ignore[no-untyped-def]
     setting: str, seed: int, videos: int, folds: int, questions: int, work: Path, embedder
 ) -> Row:
     """Generate (or reuse) one world, build and score its fold graphs, run the reader unless
-    ``embedder`` is None (``--no-reader``)."""
+    ``embedder`` is None (``--no-reader``).
+
+    Only the world is reused from ``work``: the fold graphs are built afresh on every run (in a
+    temporary folder), since a graph saved by an earlier run says nothing of the builder that made it
+    and would silently stand in for the code being measured."""
     from graph.ckg.score import load_ground_truth, score_against_truth
     from karma.data import load_dataset
     from karma.eval import EvalConfig
@@ -159,7 +164,8 @@ def run_world(  # type: ignore[no-untyped-def]
     independent = _independent(world_config)
     dataset = load_dataset(str(folder))
     config = EvalConfig(data=str(folder), out=str(work / "run"), folds=folds)
-    plan = GraphPlan(config, dataset, folder / "graphs")
+    graphs = Path(tempfile.mkdtemp(prefix="graphs_", dir=work))
+    plan = GraphPlan(config, dataset, graphs)
     readers, contexts = {}, {}
     for index in range(folds):
         key = f"fold{index}"
@@ -201,6 +207,7 @@ def run_world(  # type: ignore[no-untyped-def]
         row.scores[str(question.type)].append(score)
         row.scores["overall"].append(score)
     row.seconds = time.perf_counter() - started
+    shutil.rmtree(graphs, ignore_errors=True)
     return row
 
 

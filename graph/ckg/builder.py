@@ -52,6 +52,7 @@ from graph.ckg.stats import (
     PairStats,
     arcsine_z,
     family_bar,
+    lag1_autocorrelation,
     pair_stats,
     reference_mask,
     state_entry_precedence,
@@ -297,10 +298,14 @@ def effect_lift(stats: PairStats) -> np.ndarray:
     return np.where(above, np.maximum(stats.lift, absent_lift), stats.lift)
 
 
-def association_bars(stats: PairStats, config: BuildConfig) -> tuple[np.ndarray, np.ndarray]:
+def association_bars(
+    stats: PairStats, config: BuildConfig, table: EventTable | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(association z, reference z) each (cause, effect) pair needs: ``min_association_z`` /
     ``min_reference_z``, raised by ``graph.ckg.stats.family_bar`` for a *change* effect of a cause
-    whose variable has more than two events (``BuildConfig.family_wise_association``).
+    whose variable has more than two events (``BuildConfig.family_wise_association``), and, given the
+    event table, for a *state* effect of a numeric change whose steps persist
+    (``BuildConfig.persistent_cause_bar``).
 
     Only change effects: a state effect present in most scenes (a key major in 87 % of them) bounds the
     exact z by its headroom, so a true action-state rule on it reads z 3.4 (family dev seed 17, 500
@@ -310,6 +315,9 @@ def association_bars(stats: PairStats, config: BuildConfig) -> tuple[np.ndarray,
     shape = stats.support.shape
     bar_a = np.full(shape, config.min_association_z)
     bar_r = np.full(shape, config.min_reference_z)
+    if config.persistent_cause_bar and table is not None:
+        inflation = _persistence_inflation(stats, table)
+        bar_a, bar_r = bar_a * inflation, bar_r * inflation
     if not config.family_wise_association:
         return bar_a, bar_r
     events: dict[str, int] = {}
@@ -324,11 +332,37 @@ def association_bars(stats: PairStats, config: BuildConfig) -> tuple[np.ndarray,
     return bar_a, bar_r
 
 
+def _persistence_inflation(stats: PairStats, table: EventTable) -> np.ndarray:
+    """(causes, effects) factor on the association bars: sqrt((1 + ra rb) / (1 - ra rb)) for a numeric
+    change cause (``up`` / ``down``) and a state effect whose lag-1 autocorrelations within videos
+    (``graph.ckg.stats.lag1_autocorrelation``) are both positive, else 1.
+
+    Why: a state lasts over cuts, and a hidden regime keeps a visual variable stepping one way over
+    cuts; two such series share runs, so their count of co-occurrences overstates the evidence
+    (family dev world 212, free, 500 videos: the regime's ``saturation down`` (ra 0.36) with ``key
+    major`` (rb 0.74), z 3.04 on one fold, a false cause). Numeric causes with independent steps
+    (ra <= 0: every true numeric rule of the family's dev worlds) keep the plain bar, and categorical
+    state causes are not touched (their persistence is the rule's own; ``graph.ckg.states`` tests
+    them)."""
+    out = np.ones(stats.support.shape)
+    r = lag1_autocorrelation(table)
+    col = {c: k for k, c in enumerate(table.columns)}
+    rows = [i for i, c in enumerate(stats.causes) if c.split(":", 2)[2] in ("up", "down")]
+    cols = [j for j, e in enumerate(stats.effects) if e.split(":", 2)[2].startswith("is:")]
+    if not rows or not cols:
+        return out
+    ra = np.array([r[col[stats.causes[i]]] for i in rows])
+    rb = np.array([r[col[stats.effects[j]]] for j in cols])
+    rr = np.outer(np.maximum(ra, 0.0), np.maximum(rb, 0.0))
+    out[np.ix_(rows, cols)] = np.sqrt((1.0 + rr) / np.maximum(1.0 - rr, 1e-6))
+    return out
+
+
 def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
     association = np.maximum(stats.association_z, pooled_assoc)
     reference = np.maximum(stats.reference_z, pooled_assoc)
-    bar_association, bar_reference = association_bars(stats, config)
+    bar_association, bar_reference = association_bars(stats, config, table)
     keep = (
         (stats.support >= config.min_support)
         & (effect_lift(stats) >= config.min_lift)

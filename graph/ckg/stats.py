@@ -236,6 +236,35 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     return precedence, z, applies
 
 
+def lag1_autocorrelation(table: EventTable) -> np.ndarray:
+    """(columns,) correlation of each event with itself one transition earlier in the same video, over
+    the transitions with a previous one where the event's variable is defined at both; 0 where fewer
+    than 10 such transitions or the event never varies there.
+
+    Why: a binomial test counts every transition as an independent draw. Two series that both persist
+    from cut to cut (a key state, and a visual variable whose steps a hidden regime keeps going in one
+    direction) share long runs, so their co-occurrence varies far more than the count says (Yule's
+    nonsense correlation). For two AR(1) series with lag-1 correlations ra and rb the variance of
+    their cross-correlation is inflated by (1 + ra rb) / (1 - ra rb) (Bartlett, 1935); a numeric
+    cause whose steps are independent (ra <= 0) is not inflated."""
+    out = np.zeros(len(table.columns))
+    has_prev = table.prev >= 0
+    if not has_prev.any():
+        return out
+    now, before = np.flatnonzero(has_prev), table.prev[has_prev]
+    d = (table.defined[now] & table.defined[before]).astype(np.float64)
+    x = table.occurs[now].astype(np.float64) * d
+    y = table.occurs[before].astype(np.float64) * d
+    n = d.sum(axis=0)
+    safe = np.maximum(n, 1.0)
+    mx, my = x.sum(axis=0) / safe, y.sum(axis=0) / safe
+    cov = (x * y).sum(axis=0) / safe - mx * my
+    var = mx * (1.0 - mx) * my * (1.0 - my)
+    ok = (n >= 10) & (var > 0)
+    out[ok] = cov[ok] / np.sqrt(var[ok])
+    return np.clip(out, -1.0, 1.0)
+
+
 def arcsine_z(confidence: np.ndarray, rate: np.ndarray, n: np.ndarray) -> np.ndarray:
     """How far ``confidence`` (over ``n`` transitions) is above ``rate`` on the arcsine scale, in
     standard errors: 2 sqrt(n) (asin sqrt(confidence) - asin sqrt(rate)); 0 where not above.
