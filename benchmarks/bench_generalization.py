@@ -27,8 +27,10 @@ The seed ledger (which seeds a claim may still rest on): development, looked at 
 spent (a later change measured on them is no longer a held-out result): 101-105 and 201-210 (the
 reader of 68ef876, the builder of e4c421d), 221-225 (the builder of f8b1834 / b23ade6 and the reader
 of eb1d2de, before -> after, each run once; docs/measurements.md), 231-235 (the reader of 65d9f1b and
-the builder of c108b8c, before -> after, each run once). Never looked at: 236-300 and 331 and above;
-the next change is reported on 236-240, chosen before it is made.
+the builder of c108b8c, before -> after, each run once), 236-240 (the builder of ebbd8dd, before ->
+after, each run once), 241-245 (the builder's onset reading and graded entry precedence, before ->
+after, each run once). Never looked at: 246-300 and 331 and above; the next change is reported on
+246-250, chosen before it is made.
 
 Settings (``--settings``, comma list; default ``free,templated``):
 

@@ -122,6 +122,10 @@ class GraphReader:
             for i, node_id in enumerate(self.node_ids)
         }
         self._variables = sorted(groups)
+        # Modality (``music``, ``visual``) -> its event rows, read by the asked-modality tests.
+        self._by_modality: dict[str, list[int]] = {}
+        for i, node_id in enumerate(self.node_ids):
+            self._by_modality.setdefault(node_id.split(":")[0], []).append(i)
         self._variable_rows = [groups[v] for v in self._variables]
         self._variable_of = {
             node_id: self._variables.index(":".join(node_id.split(":")[:2])) for node_id in self.node_ids
@@ -189,13 +193,6 @@ class GraphReader:
             sims[:, outside] = -1.0
         return letters, sims
 
-    def _by_modality(self) -> dict[str, list[int]]:
-        """Modality (``music``, ``visual``) -> its event rows."""
-        by_modality: dict[str, list[int]] = {}
-        for row, node_id in enumerate(self.node_ids):
-            by_modality.setdefault(node_id.split(":")[0], []).append(row)
-        return by_modality
-
     def _asked_rows(self, question: str) -> list[int] | None:
         """The event rows of the modality a question asks about: the one the last clause of its
         asking sentence (the last that ends in "?", else the whole text) is closest to on average
@@ -206,7 +203,7 @@ class GraphReader:
         likely have changed?"). On the free-worded development worlds (2,400 questions) the whole
         asking sentence named the options' modality in 2,398 and its last clause in every question
         the reader missed; the options' vote in 2,337. None with one modality."""
-        by_modality = self._by_modality()
+        by_modality = self._by_modality
         if len(by_modality) < 2:
             return None
         asking = [s for s in _SENTENCE_END.split(question.strip()) if s.strip().endswith("?")]
@@ -227,7 +224,7 @@ class GraphReader:
         if not len(self.node_ids):
             return None
         sims = vectors @ self._nodes.T
-        by_modality = self._by_modality()
+        by_modality = self._by_modality
         if len(by_modality) < 2:
             return None
         score = {m: float(np.sum(np.max(sims[:, rows], axis=1))) for m, rows in by_modality.items()}

@@ -5,7 +5,8 @@ aggregated by target, see ``detect``), compute support / confidence / lift / pre
 tests for every visual x music pair (``stats``), keep pairs with enough support, lift and association,
 label them ``causes`` when the music change follows the cut (the precedence test: sign and share always,
 the precedence z at ``min_precedence_z`` for weak associations and at ``min_strong_precedence_z`` for
-strong ones, see ``BuildConfig.strong_association_z``), the state is not explained by a stronger
+strong ones, see ``BuildConfig.strong_association_z``; graded between the two for a state cause of a
+state effect, ``BuildConfig.graded_entry_precedence_z``), the state is not explained by a stronger
 state of its variable (``states``) and a composite does not carry an input's trend
 (``BuildConfig.composite_trends``), then add
 explanation relations (``explanations``) and concept nodes. docs/graph.md has the definitions.
@@ -56,6 +57,7 @@ from graph.ckg.stats import (
     pair_stats,
     reference_mask,
     state_entry_precedence,
+    state_onset_association,
 )
 from graph.model import CausalGraph, CkgEdge, CkgNode
 from karma.core.errors import InputError
@@ -219,7 +221,8 @@ class _Tests:
     """The precedence z: the larger of the pair's own and the pooled shift z."""
     required_z: np.ndarray
     """The precedence z the pair needs: ``min_strong_precedence_z`` for a strong association,
-    ``min_precedence_z`` otherwise."""
+    ``min_precedence_z`` otherwise (between the two by strength for a state cause of a state effect,
+    ``BuildConfig.graded_entry_precedence_z``)."""
     excess: np.ndarray
     """Confidence above the base rate."""
     passes: dict[str, np.ndarray]
@@ -299,7 +302,7 @@ def effect_lift(stats: PairStats) -> np.ndarray:
 
 
 def association_bars(
-    stats: PairStats, config: BuildConfig, table: EventTable | None = None
+    stats: PairStats, config: BuildConfig, table: EventTable | None = None, onset: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """(association z, reference z) each (cause, effect) pair needs: ``min_association_z`` /
     ``min_reference_z``, raised by ``graph.ckg.stats.family_bar`` for a *change* effect of a cause
@@ -311,7 +314,10 @@ def association_bars(
     exact z by its headroom, so a true action-state rule on it reads z 3.4 (family dev seed 17, 500
     videos, 99 of 102 entries into walking major), no higher than a chance excess; those states are
     tested against each other instead (``graph.ckg.states``). True categorical rules on a change effect
-    read z >= 6 on every fold of the dev worlds at 200-500 videos."""
+    read z >= 6 on every fold of the dev worlds at 200-500 videos. With ``onset`` the bars are those of
+    a state effect read at the cuts where it begins (``_onset_reading``): a beginning is a change, so
+    every effect gets the change effects' family-wise bar; the headroom that spared state effects is
+    gone there (the state is absent before each of those cuts)."""
     shape = stats.support.shape
     bar_a = np.full(shape, config.min_association_z)
     bar_r = np.full(shape, config.min_reference_z)
@@ -323,7 +329,7 @@ def association_bars(
     events: dict[str, int] = {}
     for cause in stats.causes:
         events[event_variable(cause)] = events.get(event_variable(cause), 0) + 1
-    change = np.array([not e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    change = np.array([onset or not e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
     for i, cause in enumerate(stats.causes):
         m = events[event_variable(cause)]
         if m > 2:
@@ -358,11 +364,43 @@ def _persistence_inflation(stats: PairStats, table: EventTable) -> np.ndarray:
     return out
 
 
+def _onset_reading(
+    stats: PairStats,
+    table: EventTable,
+    config: BuildConfig,
+    association: np.ndarray,
+    reference: np.ndarray,
+    bar_association: np.ndarray,
+    bar_reference: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(association z, reference z, their bars) with a *state* effect read at the cuts where it can
+    begin (``graph.ckg.stats.state_onset_association``, ``BuildConfig.state_onset_association``) where
+    that reading clears its bars by more than the plain one (the smaller of its two margins); the two
+    readings are not mixed. A state that begins is a change, so that reading has the change effects'
+    family-wise bars (``association_bars`` with ``onset``)."""
+    onset_assoc, onset_ref = state_onset_association(table, stats)
+    onset_bar_a, onset_bar_r = association_bars(stats, config, table, onset=True)
+    state = np.array([e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    plain_margin = np.minimum(association - bar_association, reference - bar_reference)
+    onset_margin = np.minimum(onset_assoc - onset_bar_a, onset_ref - onset_bar_r)
+    use = state[None, :] & (onset_margin > plain_margin)
+    return (
+        np.where(use, onset_assoc, association),
+        np.where(use, onset_ref, reference),
+        np.where(use, onset_bar_a, bar_association),
+        np.where(use, onset_bar_r, bar_reference),
+    )
+
+
 def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     pooled_assoc, pooled_prec = _pooled_shift_z(table, stats)
     association = np.maximum(stats.association_z, pooled_assoc)
     reference = np.maximum(stats.reference_z, pooled_assoc)
     bar_association, bar_reference = association_bars(stats, config, table)
+    if config.state_onset_association:
+        association, reference, bar_association, bar_reference = _onset_reading(
+            stats, table, config, association, reference, bar_association, bar_reference
+        )
     keep = (
         (stats.support >= config.min_support)
         & (effect_lift(stats) >= config.min_lift)
@@ -394,6 +432,14 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     )
     strong = strength >= config.strong_association_z
     required_z = np.where(strong, config.min_strong_precedence_z, config.min_precedence_z)
+    if config.graded_entry_precedence_z:
+        # A state cause of a state effect (``BuildConfig.graded_entry_precedence_z``): between a bare
+        # association and a strong one, the precedence z its entries need falls linearly (the entries
+        # can show a beginning only where the effect was absent: their z is bounded by its headroom).
+        span = max(config.strong_association_z - config.min_association_z, 1e-9)
+        t = np.clip((strength - config.min_association_z) / span, 0.0, 1.0)
+        graded = config.min_precedence_z + t * (config.min_strong_precedence_z - config.min_precedence_z)
+        required_z = np.where(at_entries, np.minimum(required_z, graded), required_z)
     passes = {
         "precedence": precedence >= config.min_precedence,
         "precedence_z": evidence_z >= required_z,

@@ -236,6 +236,63 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     return precedence, z, applies
 
 
+def _exact_z(support: np.ndarray, count: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """The exact one-sided binomial test of ``support`` out of ``count`` against ``rate``, as a normal z
+    (0 where ``count`` is 0): the test ``pair_stats`` reads for its association and reference z."""
+    from scipy.stats import binom, norm
+
+    p = np.where(count > 0, binom.sf(np.rint(support) - 1, np.rint(count), np.clip(rate, 0.0, 1.0)), 1.0)
+    return np.where(count > 0, np.clip(norm.isf(np.clip(p, 1e-300, 1.0)), -40.0, 40.0), 0.0)
+
+
+def state_onset_association(table: EventTable, stats: PairStats) -> tuple[np.ndarray, np.ndarray]:
+    """(association z, reference z) of every visual event x music *state* pair, measured at the cuts
+    where the state can begin: the transitions with a previous one in which the effect's variable is
+    defined at both and the effect state is absent one transition before (zeros for other effects).
+
+    Why: a state lasts over cuts, so at most cuts where it holds it only carried over from the scene
+    before, whatever the cause did; those cuts dilute the plain count towards the base rate. Family dev
+    world 303 (templated, 300 videos): the true ``contrast up -> key major`` holds in 93 % of the
+    brightenings of contrast against a base rate of 86 % (association z 3.4, reference z 0.7, no
+    edge), while among the cuts that come from a minor key the key turns major after 69 % of them and
+    20 % of the others. Over those cuts:
+
+    - association z = the exact one-sided binomial test of #(cause and the state begins) out of
+      #(cause) against the rate at which the state begins on all of them;
+    - reference z = the same test against that rate in the cause's reference transitions
+      (``reference_mask``: its own variable did not change).
+    """
+    shape = stats.support.shape
+    assoc, ref = np.zeros(shape), np.zeros(shape)
+    col = {c: k for k, c in enumerate(table.columns)}
+    cols = [j for j, c in enumerate(stats.effects) if _is_state(c)]
+    has_prev = table.prev >= 0
+    if not cols or not has_prev.any():
+        return assoc, ref
+    now, before = np.flatnonzero(has_prev), table.prev[has_prev]
+    vis = list(np.flatnonzero(table.modality_mask("visual")))
+    a_occ = table.occurs[np.ix_(now, vis)].astype(np.float32)
+    a_def = table.defined[np.ix_(now, vis)].astype(np.float32)
+    r_occ = reference_mask(table, vis)[now].astype(np.float32)
+    b_cols = [col[stats.effects[j]] for j in cols]
+    open_ = (
+        table.defined[np.ix_(now, b_cols)]
+        & table.defined[np.ix_(before, b_cols)]
+        & ~table.occurs[np.ix_(before, b_cols)]
+    ).astype(np.float32)
+    begins = open_ * table.occurs[np.ix_(now, b_cols)].astype(np.float32)
+    with _single_thread_blas():
+        support = (a_occ.T @ begins).astype(np.float64)
+        count = (a_occ.T @ open_).astype(np.float64)
+        base = _safe_div((a_def.T @ begins).astype(np.float64), (a_def.T @ open_).astype(np.float64))
+        ref_count = (r_occ.T @ open_).astype(np.float64)
+        ref_rate = _safe_div((r_occ.T @ begins).astype(np.float64), ref_count)
+    ref_rate = np.where(ref_count > 0, ref_rate, base)
+    assoc[:, cols] = _exact_z(support, count, base)
+    ref[:, cols] = _exact_z(support, count, ref_rate)
+    return assoc, ref
+
+
 def lag1_autocorrelation(table: EventTable) -> np.ndarray:
     """(columns,) correlation of each event with itself one transition earlier in the same video, over
     the transitions with a previous one where the event's variable is defined at both; 0 where fewer

@@ -19,8 +19,8 @@ from graph.ckg.builder import _persistence_inflation, association_bars
 from graph.ckg.config import BuildConfig
 from graph.ckg.stats import lag1_autocorrelation, pair_stats
 from tests.graph._tables import event_table
+from tests.graph._worlds import family_world
 
-REPO = Path(__file__).resolve().parents[2]
 VIDEOS, CUTS = 200, 6
 
 
@@ -89,20 +89,8 @@ def test_only_a_persistent_numeric_cause_of_a_state_gets_the_raised_bar() -> Non
 def test_the_planted_regime_reaching_a_key_state_is_no_cause(tmp_path: Path) -> None:
     """Family dev world 212, free wording, 500 videos, fold 0 (as bench_generalization builds it)."""
     from graph.ckg.score import load_ground_truth, score_against_truth
-    from karma.data import load_dataset
-    from karma.eval import EvalConfig
-    from karma.eval.graphs import GraphPlan
-    from karma.synth import generate, load_world
-    from karma.synth.family import draw_family_world
 
-    world = draw_family_world(load_world(REPO / "data" / "worlds" / "default.yaml"), 212)
-    world = world.model_copy(update={"wording": "free", "units": "published"})
-    folder = tmp_path / "world"
-    generate(world, folder, videos=500, seed=212)
-    dataset = load_dataset(str(folder))
-    plan = GraphPlan(
-        EvalConfig(data=str(folder), out=str(tmp_path / "run"), folds=5), dataset, tmp_path / "g"
-    )
+    folder, _, plan = family_world(tmp_path, 212, "free", 500)
     graph = plan.graph("fold0")
     false_edge = "visual:saturation:down->music:mode:is:major|causes"
     causes = {e for e, edge in graph.edges.items() if edge.relation == "causes"}

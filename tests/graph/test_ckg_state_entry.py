@@ -119,3 +119,49 @@ def test_arcsine_strength_does_not_shrink_with_the_headroom() -> None:
     assert near_ceiling >= 8.0 and middle >= 8.0 and abs(near_ceiling - middle) < 0.5
     # Not above the rate: no strength at all.
     assert arcsine_z(np.array([0.4]), np.array([0.5]), np.array([200.0]))[0] == 0.0
+
+
+def test_a_state_rule_needs_less_precedence_at_its_entries_the_stronger_it_is() -> None:
+    """``BuildConfig.graded_entry_precedence_z``: the entries can show the key turning major only where
+    it was minor before (7 of 50 here, exact z 2.4 at best), so their z is bounded by the headroom."""
+    table = _table(minor_before_entry=7)
+    stats = pair_stats(table)
+    i, j = stats.causes.index("visual:action:is:singing"), stats.effects.index("music:mode:is:major")
+    # With the strong gate at 12 this association (arcsine z about 9.8) is no longer strong.
+    config = BuildConfig(strong_association_z=12.0)
+    step = _tests(stats, table, config.model_copy(update={"graded_entry_precedence_z": False}))
+    graded = _tests(stats, table, config)
+    assert step.required_z[i, j] == config.min_precedence_z and not step.is_cause[i, j]
+    reference_rate = stats.reference_rate if stats.reference_rate is not None else stats.base_rate
+    reference_z = stats.reference_z if stats.reference_z is not None else stats.association_z
+    strength = min(
+        max(stats.association_z[i, j], arcsine_z(stats.confidence, stats.base_rate, stats.cause_count)[i, j]),
+        max(reference_z[i, j], arcsine_z(stats.confidence, reference_rate, stats.cause_count)[i, j]),
+    )
+    assert 3.0 < strength < 12.0
+    share = (strength - config.min_association_z) / (config.strong_association_z - config.min_association_z)
+    expected = config.min_precedence_z + share * (config.min_strong_precedence_z - config.min_precedence_z)
+    assert abs(graded.required_z[i, j] - expected) < 1e-9
+    assert expected <= graded.evidence_z[i, j] < config.min_precedence_z
+    assert graded.is_cause[i, j]
+
+
+def test_family_world_305_keeps_its_action_state_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Family dev world 305, templated, 300 videos, fold 0 (as bench_generalization builds it): the
+    true ``action is standing -> key major`` (major in 206 of 208 standing scenes, association z 6.0,
+    precedence z at the entries 2.9) is a causes edge; with the step it was not."""
+    from graph.ckg.builder import build_graph
+    from graph.ckg.score import load_ground_truth, score_against_truth
+    from tests.graph._worlds import family_world
+
+    folder, dataset, plan = family_world(tmp_path, 305, "templated", 300)
+    rule = "visual:action:is:standing->music:mode:is:major|causes"
+    graph = plan.graph("fold0")
+    assert rule in graph.edges
+    assert score_against_truth(graph, load_ground_truth(folder / "rules.json")).precision == 1.0
+    step = build_graph(
+        dataset.graph_transitions(),
+        dataset.features,
+        BuildConfig(exclude_videos=plan.excluded_videos("fold0"), graded_entry_precedence_z=False),
+    )
+    assert rule not in step.edges
