@@ -324,17 +324,26 @@ def association_bars(
     if config.persistent_cause_bar and table is not None:
         inflation = _persistence_inflation(stats, table)
         bar_a, bar_r = bar_a * inflation, bar_r * inflation
+    change = np.array([onset or not e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    return _family_wise(stats, config, bar_a, bar_r, change)
+
+
+def _family_wise(
+    stats: PairStats, config: BuildConfig, bar_a: np.ndarray, bar_r: np.ndarray, effects: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Copies of the bars raised to ``graph.ckg.stats.family_bar`` on the ``effects`` columns for a
+    cause whose variable has more than two events (``BuildConfig.family_wise_association``)."""
+    bar_a, bar_r = bar_a.copy(), bar_r.copy()
     if not config.family_wise_association:
         return bar_a, bar_r
     events: dict[str, int] = {}
     for cause in stats.causes:
         events[event_variable(cause)] = events.get(event_variable(cause), 0) + 1
-    change = np.array([onset or not e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
     for i, cause in enumerate(stats.causes):
         m = events[event_variable(cause)]
         if m > 2:
-            bar_a[i, change] = family_bar(config.min_association_z, m)
-            bar_r[i, change] = family_bar(config.min_reference_z, m)
+            bar_a[i, effects] = family_bar(config.min_association_z, m)
+            bar_r[i, effects] = family_bar(config.min_reference_z, m)
     return bar_a, bar_r
 
 
@@ -379,8 +388,9 @@ def _onset_reading(
     readings are not mixed. A state that begins is a change, so that reading has the change effects'
     family-wise bars (``association_bars`` with ``onset``)."""
     onset_assoc, onset_ref = state_onset_association(table, stats)
-    onset_bar_a, onset_bar_r = association_bars(stats, config, table, onset=True)
     state = np.array([e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    # The plain bars with the state columns raised as ``association_bars`` with ``onset`` raises them.
+    onset_bar_a, onset_bar_r = _family_wise(stats, config, bar_association, bar_reference, state)
     plain_margin = np.minimum(association - bar_association, reference - bar_reference)
     onset_margin = np.minimum(onset_assoc - onset_bar_a, onset_ref - onset_bar_r)
     use = state[None, :] & (onset_margin > plain_margin)
@@ -419,10 +429,10 @@ def _tests(stats: PairStats, table: EventTable, config: BuildConfig) -> _Tests:
     precedence = np.where(at_entries, np.maximum(entry_prec, stats.precedence), stats.precedence)
     evidence_z = np.maximum(np.maximum(stats.precedence_z, np.where(at_entries, entry_z, 0.0)), pooled_prec)
     excess = stats.confidence - stats.base_rate
-    vis = np.flatnonzero(table.modality_mask("visual"))
-    verdict = state_verdict(
-        stats, table, keep, association, reference, reference_mask(table, list(vis)), config
-    )
+    reference_rows = stats.reference_rows
+    if reference_rows is None:
+        reference_rows = reference_mask(table, list(np.flatnonzero(table.modality_mask("visual"))))
+    verdict = state_verdict(stats, table, keep, association, reference, reference_rows, config)
     # Strength is read on the arcsine scale too: the binomial z is bounded by the effect's headroom
     # (``graph.ckg.stats.arcsine_z``), so near a base rate of 1 no association could be strong.
     reference_rate = stats.reference_rate if stats.reference_rate is not None else stats.base_rate

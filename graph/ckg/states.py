@@ -27,7 +27,7 @@ import numpy as np
 
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable, event_variable
-from graph.ckg.stats import PairStats, family_bar
+from graph.ckg.stats import PairStats, exact_z, family_bar
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,6 @@ def _conditioned_z(
 ) -> tuple[int, float, float]:
     """(support, association z, reference z) of a pair on ``rows`` only (exact binomial tests as in
     ``graph.ckg.stats``)."""
-    from scipy.stats import binom, norm
-
     cause = table.occurs[:, cause_col] & table.defined[:, effect_col] & rows
     effect = table.occurs[:, effect_col]
     both_defined = table.defined[:, cause_col] & table.defined[:, effect_col] & rows
@@ -69,11 +67,8 @@ def _conditioned_z(
     ref_rows = reference & table.defined[:, effect_col] & rows
     ref_rate = float((effect & ref_rows).sum() / ref_rows.sum()) if ref_rows.any() else base
 
-    def z(rate: float) -> float:
-        p = float(binom.sf(support - 1, n, min(max(rate, 0.0), 1.0)))
-        return float(np.clip(norm.isf(min(max(p, 1e-300), 1.0)), -40.0, 40.0))
-
-    return support, z(base), z(ref_rate)
+    z = exact_z(np.array([support] * 2), np.array([n] * 2), np.array([base, ref_rate]))
+    return support, float(z[0]), float(z[1])
 
 
 def state_verdict(
@@ -86,7 +81,7 @@ def state_verdict(
     config: BuildConfig,
 ) -> StateVerdict:
     """Run the state test (module doc) on the kept pairs. ``association`` / ``reference`` are the z the
-    build reads (pooled shifts included); ``reference_rows`` is ``stats.reference_mask`` of the causes."""
+    build reads (pooled shifts included); ``reference_rows`` is ``stats.reference_rows`` (``graph.ckg.stats.reference_mask`` of the causes)."""
     col = {event_id: c for c, event_id in enumerate(table.columns)}
     strength = np.minimum(association, reference)
     explained: dict[tuple[int, int], list[str]] = {}

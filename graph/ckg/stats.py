@@ -58,6 +58,8 @@ class PairStats:
     """P(effect) in the cause's reference transitions (its variable unchanged)."""
     reference_z: np.ndarray | None = None
     """Exact one-sided binomial test of support against cause_count * reference_rate, as a normal z."""
+    reference_rows: np.ndarray | None = None
+    """(transitions, causes) bool: each cause's reference transitions (``reference_mask``)."""
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -141,29 +143,19 @@ def _pair_stats(table: EventTable) -> PairStats:
     before = (a_h.T @ b_before).astype(np.float64)
     both = (a_h.T @ (b_now * b_before)).astype(np.float64)
     precedence = _safe_div(now - before, n)
-    from scipy.stats import binom, norm
-
     now_only = np.rint(now - both)
     before_only = np.rint(before - both)
     discordant = now_only + before_only
     # P(X >= now_only) for X ~ Binomial(discordant, 1/2): the chance of at least this much precedence
     # if the effect were as likely before the cut as after it.
-    p_value = np.where(discordant > 0, binom.sf(now_only - 1, discordant, 0.5), 1.0)
-    precedence_z = np.clip(norm.isf(np.clip(p_value, 1e-300, 1.0)), -40.0, 40.0)
-    precedence_z = np.where(discordant > 0, precedence_z, 0.0)
+    precedence_z = exact_z(now_only, discordant, np.full_like(discordant, 0.5))
+    association_z = exact_z(support, cause_count, base_rate)
 
-    expected = np.clip(base_rate, 0.0, 1.0)
-    assoc_p = np.where(cause_count > 0, binom.sf(np.rint(support) - 1, np.rint(cause_count), expected), 1.0)
-    association_z = np.where(
-        cause_count > 0, np.clip(norm.isf(np.clip(assoc_p, 1e-300, 1.0)), -40.0, 40.0), 0.0
-    )
-
-    reference = reference_mask(table, list(np.flatnonzero(vis))).astype(np.float32)
+    reference_rows = reference_mask(table, list(np.flatnonzero(vis)))
+    reference = reference_rows.astype(np.float32)
     reference_count = (reference.T @ b_def).astype(np.float64)
     reference_rate = _safe_div((reference.T @ b_occ).astype(np.float64), reference_count)
-    ref_expected = np.clip(np.where(reference_count > 0, reference_rate, base_rate), 0.0, 1.0)
-    ref_p = np.where(cause_count > 0, binom.sf(np.rint(support) - 1, np.rint(cause_count), ref_expected), 1.0)
-    reference_z = np.where(cause_count > 0, np.clip(norm.isf(np.clip(ref_p, 1e-300, 1.0)), -40.0, 40.0), 0.0)
+    reference_z = exact_z(support, cause_count, np.where(reference_count > 0, reference_rate, base_rate))
 
     columns = np.array(table.columns, dtype=object)
     return PairStats(
@@ -180,6 +172,7 @@ def _pair_stats(table: EventTable) -> PairStats:
         association_z=association_z,
         reference_rate=reference_rate,
         reference_z=reference_z,
+        reference_rows=reference_rows,
     )
 
 
@@ -203,7 +196,6 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     - precedence = (entries where the effect begins - entries where it ends) / entries;
     - precedence z = the exact one-sided McNemar test of ``pair_stats`` on those entries.
     """
-    from scipy.stats import binom, norm
 
     shape = stats.precedence.shape
     applies = np.zeros(shape, dtype=bool)
@@ -227,8 +219,7 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
         ends = (entry.T @ ((~b_now & b_before).astype(np.float32) * b_def)).astype(np.float64)
         n = (entry.T @ b_def).astype(np.float64)
     discordant = np.rint(begins + ends)
-    p_value = np.where(discordant > 0, binom.sf(np.rint(begins) - 1, discordant, 0.5), 1.0)
-    sub_z = np.where(discordant > 0, np.clip(norm.isf(np.clip(p_value, 1e-300, 1.0)), -40.0, 40.0), 0.0)
+    sub_z = exact_z(begins, discordant, np.full_like(discordant, 0.5))
     grid = np.ix_(rows, cols)
     precedence[grid] = _safe_div(begins - ends, n)
     z[grid] = sub_z
@@ -236,9 +227,11 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     return precedence, z, applies
 
 
-def _exact_z(support: np.ndarray, count: np.ndarray, rate: np.ndarray) -> np.ndarray:
+def exact_z(support: np.ndarray, count: np.ndarray, rate: np.ndarray) -> np.ndarray:
     """The exact one-sided binomial test of ``support`` out of ``count`` against ``rate``, as a normal z
-    (0 where ``count`` is 0): the test ``pair_stats`` reads for its association and reference z."""
+    (0 where ``count`` is 0): ``pair_stats``' association and reference z, and with ``rate`` 1/2 its
+    exact one-sided McNemar test of the precedence (``support`` the discordant transitions after the
+    cut, ``count`` all discordant ones)."""
     from scipy.stats import binom, norm
 
     p = np.where(count > 0, binom.sf(np.rint(support) - 1, np.rint(count), np.clip(rate, 0.0, 1.0)), 1.0)
@@ -273,7 +266,8 @@ def state_onset_association(table: EventTable, stats: PairStats) -> tuple[np.nda
     vis = list(np.flatnonzero(table.modality_mask("visual")))
     a_occ = table.occurs[np.ix_(now, vis)].astype(np.float32)
     a_def = table.defined[np.ix_(now, vis)].astype(np.float32)
-    r_occ = reference_mask(table, vis)[now].astype(np.float32)
+    rows = stats.reference_rows if stats.reference_rows is not None else reference_mask(table, vis)
+    r_occ = rows[now].astype(np.float32)
     b_cols = [col[stats.effects[j]] for j in cols]
     open_ = (
         table.defined[np.ix_(now, b_cols)]
@@ -288,8 +282,8 @@ def state_onset_association(table: EventTable, stats: PairStats) -> tuple[np.nda
         ref_count = (r_occ.T @ open_).astype(np.float64)
         ref_rate = _safe_div((r_occ.T @ begins).astype(np.float64), ref_count)
     ref_rate = np.where(ref_count > 0, ref_rate, base)
-    assoc[:, cols] = _exact_z(support, count, base)
-    ref[:, cols] = _exact_z(support, count, ref_rate)
+    assoc[:, cols] = exact_z(support, count, base)
+    ref[:, cols] = exact_z(support, count, ref_rate)
     return assoc, ref
 
 

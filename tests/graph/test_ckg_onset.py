@@ -94,14 +94,14 @@ def test_a_pair_reads_one_reading_whole_with_the_change_effects_bars() -> None:
     plain_a, plain_r = stats.association_z, stats.reference_z
     bar_a, bar_r = association_bars(stats, config, table)
     onset_a, onset_r = state_onset_association(table, stats)
-    onset_bar_a, _ = association_bars(stats, config, table, onset=True)
+    onset_bar_a, onset_bar_r = association_bars(stats, config, table, onset=True)
     a, r, ba, br = _onset_reading(stats, table, config, plain_a, plain_r, bar_a, bar_r)
     j = stats.effects.index("music:mode:is:major")
     for i in range(len(stats.causes)):
         reading = (a[i, j], r[i, j], ba[i, j], br[i, j])
         assert reading in (
             (plain_a[i, j], plain_r[i, j], bar_a[i, j], bar_r[i, j]),
-            (onset_a[i, j], onset_r[i, j], onset_bar_a[i, j], onset_bar_a[i, j]),
+            (onset_a[i, j], onset_r[i, j], onset_bar_a[i, j], onset_bar_r[i, j]),
         )
     i_up = stats.causes.index("visual:contrast:up")
     assert a[i_up, j] == onset_a[i_up, j]  # the contrast rule reads its onsets
