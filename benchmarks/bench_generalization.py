@@ -29,8 +29,9 @@ reader of 68ef876, the builder of e4c421d), 221-225 (the builder of f8b1834 / b2
 of eb1d2de, before -> after, each run once; docs/measurements.md), 231-235 (the reader of 65d9f1b and
 the builder of c108b8c, before -> after, each run once), 236-240 (the builder of ebbd8dd, before ->
 after, each run once), 241-245 (the builder's onset reading and graded entry precedence, before ->
-after, each run once). Never looked at: 246-300 and 331 and above; the next change is reported on
-246-250, chosen before it is made.
+after, each run once), 246-250 (the head 9f0b349, all three settings, run once; it builds the same
+graphs as a08deb5). Never looked at: 251-300 and 331 and above; the next change is reported on
+251-255, chosen before it is made.
 
 Settings (``--settings``, comma list; default ``free,templated``):
 
