@@ -53,6 +53,7 @@ from graph.ckg.stats import (
     PairStats,
     arcsine_z,
     family_bar,
+    is_state,
     lag1_autocorrelation,
     pair_stats,
     reference_mask,
@@ -324,7 +325,7 @@ def association_bars(
     if config.persistent_cause_bar and table is not None:
         inflation = _persistence_inflation(stats, table)
         bar_a, bar_r = bar_a * inflation, bar_r * inflation
-    change = np.array([onset or not e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    change = np.array([onset or not is_state(e) for e in stats.effects], dtype=bool)
     return _family_wise(stats, config, bar_a, bar_r, change)
 
 
@@ -363,7 +364,7 @@ def _persistence_inflation(stats: PairStats, table: EventTable) -> np.ndarray:
     r = lag1_autocorrelation(table)
     col = {c: k for k, c in enumerate(table.columns)}
     rows = [i for i, c in enumerate(stats.causes) if c.split(":", 2)[2] in ("up", "down")]
-    cols = [j for j, e in enumerate(stats.effects) if e.split(":", 2)[2].startswith("is:")]
+    cols = [j for j, e in enumerate(stats.effects) if is_state(e)]
     if not rows or not cols:
         return out
     ra = np.array([r[col[stats.causes[i]]] for i in rows])
@@ -388,7 +389,7 @@ def _onset_reading(
     readings are not mixed. A state that begins is a change, so that reading has the change effects'
     family-wise bars (``association_bars`` with ``onset``)."""
     onset_assoc, onset_ref = state_onset_association(table, stats)
-    state = np.array([e.split(":", 2)[2].startswith("is:") for e in stats.effects], dtype=bool)
+    state = np.array([is_state(e) for e in stats.effects], dtype=bool)
     # The plain bars with the state columns raised as ``association_bars`` with ``onset`` raises them.
     onset_bar_a, onset_bar_r = _family_wise(stats, config, bar_association, bar_reference, state)
     plain_margin = np.minimum(association - bar_association, reference - bar_reference)

@@ -81,7 +81,8 @@ def state_verdict(
     config: BuildConfig,
 ) -> StateVerdict:
     """Run the state test (module doc) on the kept pairs. ``association`` / ``reference`` are the z the
-    build reads (pooled shifts included); ``reference_rows`` is ``stats.reference_rows`` (``graph.ckg.stats.reference_mask`` of the causes)."""
+    build reads (pooled shifts included); ``reference_rows`` is ``stats.reference_rows``
+    (``graph.ckg.stats.reference_mask`` of the causes)."""
     col = {event_id: c for c, event_id in enumerate(table.columns)}
     strength = np.minimum(association, reference)
     explained: dict[tuple[int, int], list[str]] = {}

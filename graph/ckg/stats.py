@@ -148,7 +148,7 @@ def _pair_stats(table: EventTable) -> PairStats:
     discordant = now_only + before_only
     # P(X >= now_only) for X ~ Binomial(discordant, 1/2): the chance of at least this much precedence
     # if the effect were as likely before the cut as after it.
-    precedence_z = exact_z(now_only, discordant, np.full_like(discordant, 0.5))
+    precedence_z = exact_z(now_only, discordant, 0.5)
     association_z = exact_z(support, cause_count, base_rate)
 
     reference_rows = reference_mask(table, list(np.flatnonzero(vis)))
@@ -176,7 +176,8 @@ def _pair_stats(table: EventTable) -> PairStats:
     )
 
 
-def _is_state(column: str) -> bool:
+def is_state(column: str) -> bool:
+    """Whether an event id is a state (``music:mode:is:major``), not a change."""
     return column.split(":", 2)[2].startswith("is:")
 
 
@@ -196,13 +197,12 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     - precedence = (entries where the effect begins - entries where it ends) / entries;
     - precedence z = the exact one-sided McNemar test of ``pair_stats`` on those entries.
     """
-
     shape = stats.precedence.shape
     applies = np.zeros(shape, dtype=bool)
     precedence, z = np.zeros(shape), np.zeros(shape)
     col = {c: k for k, c in enumerate(table.columns)}
-    rows = [i for i, c in enumerate(stats.causes) if _is_state(c)]
-    cols = [j for j, c in enumerate(stats.effects) if _is_state(c)]
+    rows = [i for i, c in enumerate(stats.causes) if is_state(c)]
+    cols = [j for j, c in enumerate(stats.effects) if is_state(c)]
     has_prev = table.prev >= 0
     if not rows or not cols or not has_prev.any():
         return precedence, z, applies
@@ -219,7 +219,7 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
         ends = (entry.T @ ((~b_now & b_before).astype(np.float32) * b_def)).astype(np.float64)
         n = (entry.T @ b_def).astype(np.float64)
     discordant = np.rint(begins + ends)
-    sub_z = exact_z(begins, discordant, np.full_like(discordant, 0.5))
+    sub_z = exact_z(begins, discordant, 0.5)
     grid = np.ix_(rows, cols)
     precedence[grid] = _safe_div(begins - ends, n)
     z[grid] = sub_z
@@ -227,7 +227,7 @@ def state_entry_precedence(table: EventTable, stats: PairStats) -> tuple[np.ndar
     return precedence, z, applies
 
 
-def exact_z(support: np.ndarray, count: np.ndarray, rate: np.ndarray) -> np.ndarray:
+def exact_z(support: np.ndarray, count: np.ndarray, rate: np.ndarray | float) -> np.ndarray:
     """The exact one-sided binomial test of ``support`` out of ``count`` against ``rate``, as a normal z
     (0 where ``count`` is 0): ``pair_stats``' association and reference z, and with ``rate`` 1/2 its
     exact one-sided McNemar test of the precedence (``support`` the discordant transitions after the
@@ -258,7 +258,7 @@ def state_onset_association(table: EventTable, stats: PairStats) -> tuple[np.nda
     shape = stats.support.shape
     assoc, ref = np.zeros(shape), np.zeros(shape)
     col = {c: k for k, c in enumerate(table.columns)}
-    cols = [j for j, c in enumerate(stats.effects) if _is_state(c)]
+    cols = [j for j, c in enumerate(stats.effects) if is_state(c)]
     has_prev = table.prev >= 0
     if not cols or not has_prev.any():
         return assoc, ref

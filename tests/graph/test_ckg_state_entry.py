@@ -8,6 +8,8 @@ Family world seed 14 (300 videos) had exactly this: every singing scene major, e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from graph.ckg.builder import _tests
@@ -146,7 +148,7 @@ def test_a_state_rule_needs_less_precedence_at_its_entries_the_stronger_it_is() 
     assert graded.is_cause[i, j]
 
 
-def test_family_world_305_keeps_its_action_state_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_family_world_305_keeps_its_action_state_rule(tmp_path: Path) -> None:
     """Family dev world 305, templated, 300 videos, fold 0 (as bench_generalization builds it): the
     true ``action is standing -> key major`` (major in 206 of 208 standing scenes, association z 6.0,
     precedence z at the entries 2.9) is a causes edge; with the step it was not."""
