@@ -30,8 +30,9 @@ of eb1d2de, before -> after, each run once; docs/measurements.md), 231-235 (the 
 the builder of c108b8c, before -> after, each run once), 236-240 (the builder of ebbd8dd, before ->
 after, each run once), 241-245 (the builder's onset reading and graded entry precedence, before ->
 after, each run once), 246-250 (the head 9f0b349, all three settings, run once; it builds the same
-graphs as a08deb5). Never looked at: 251-300 and 331 and above; the next change is reported on
-251-255, chosen before it is made.
+graphs as a08deb5), 251-255 (the reader's named categories, before -> after, all three settings,
+each run once). Never looked at: 256-300 and 331 and above; the next change is reported on
+256-260, chosen before it is made.
 
 Settings (``--settings``, comma list; default ``free,templated``):
 

@@ -8,7 +8,8 @@ It is the ceiling an LLM arm is compared with: what the facts in the prompt alre
    taught which event an option's words name (``graph.ckg.aliases``: the whole answer text, or runs
    of up to 3 of its words, learned from the right answers of the graph's transitions), the option
    is read as that event (among the taught events with nearly the best evidence, the one its words
-   are closest to). An option worded afresh ("the track gets
+   are closest to), unless it names a category of an event ("a major key": ``mode is major``),
+   which it is then read as. An option worded afresh ("the track gets
    noticeably louder right after the cut") is read by the phrases it shares with the corpus's right
    answers ("louder"), not by its whole text, which the corpus may never have used.
 2. The facts are read best first. The options are compared with a fact's effect node, or with its
@@ -248,23 +249,45 @@ class GraphReader:
         with similarity 1: the corpus settles which event a paraphrase names, the words only which
         of several events that co-occurred with it; each other event its phrases teach gets at
         least ``SOFT_ALIAS`` times its evidence over the best's (not a whole text's: the corpus
-        ranks its events alike, and a phrase's second event is then no weaker than its first). ``among``: only these event rows may be
-        taught."""
+        ranks its events alike, and a phrase's second event is then no weaker than its first).
+        A text (not one the corpus used whole) that names every category of a change of categories
+        (``_fitting_rows``: "a major tonality", ``mode is major``) reads as that change, the closest
+        by the words where several fit (one its phrases teach, where any does); the events its
+        phrases teach stay near it. Why: where one cause puts the music in a major key and makes it
+        louder, and the key is major in most scenes, "major" is there when it is a wrong option too,
+        so the corpus teaches the word only as the co-effect (loudness rising) and the option was read
+        as the louder one; on the free-worded development worlds (44, 300 videos, 300 questions each)
+        reading the named category first reads 92.7 % against 92.1 %. ``among``: only these event
+        rows may be taught."""
         sims = vectors @ self._nodes.T if len(self.node_ids) else np.zeros((len(texts), 0))
         allowed = None if among is None else set(among)
         for i, text in enumerate(texts):
             rows = self._learned(text)
             if allowed is not None:
                 rows = {r: w for r, w in rows.items() if r in allowed}
-            if rows:
-                top = max(rows.values())
+            whole = alias_text(text) in self._aliases
+            fitting = [] if whole else self._fitting_rows(text, allowed)
+            if rows or fitting:
+                top = max(rows.values()) if rows else 1.0
                 near = [r for r, w in rows.items() if w >= top - PHRASE_TIE * top]
+                if fitting:
+                    near = [r for r in fitting if r in rows] or fitting
                 best = max(near, key=lambda r, i=i: (round(float(sims[i, r]), 4), -r))
-                if alias_text(text) not in self._aliases:  # the whole text's events rank alike
+                if not whole:  # the whole text's events rank alike
                     for row, weight in rows.items():
                         sims[i, row] = max(float(sims[i, row]), SOFT_ALIAS * weight / top)
                 sims[i, best] = 1.0
         return sims
+
+    def _fitting_rows(self, text: str, allowed: set[int] | None) -> list[int]:
+        """The changes of categories whose every category ``text`` names (``_labels_fit``: "a major
+        tonality" names ``mode is major``), among the ``allowed`` event rows."""
+        words = WORD.findall(text.casefold())
+        return [
+            r
+            for r in self._labelled
+            if (allowed is None or r in allowed) and _labels_fit(self.node_ids[r], words)
+        ]
 
     def _learned(self, text: str) -> dict[int, float]:
         """Event row -> the corpus's evidence that ``text`` names it: the whole text's alias when the

@@ -150,16 +150,16 @@ def test_a_change_shown_beyond_the_graphs_threshold_is_not_the_supposed_one() ->
 
 
 def test_the_stated_changes_fact_read_leniently_before_a_fact_about_another_change() -> None:
-    # The supposed change (brightness up) makes the mode major; a fact about motion, another
-    # change, makes the music louder. "The tune stays in a major tonality" is closer to valence and
-    # arousal than to any mode event, so a strict reading (the fact's variable among the option's
-    # two closest) passes over the stated fact, and the motion fact would decide.
-    stated = _edge("visual:brightness:up", "music:mode:is:major")
+    # The supposed change (brightness up) raises arousal; a fact about motion, another change,
+    # makes the music louder. "A more rousing sound" is closer to loudness than to arousal, so a
+    # strict reading (the fact's variable among the option's two closest) passes over the stated
+    # fact, and the motion fact would decide.
+    stated = _edge("visual:brightness:up", "music:arousal:up")
     other = _edge("visual:motion:up", "music:loudness:up")
     reader = _reader([stated, other])
     facts = [_fact(other), _fact(stated)]
     options = {
-        "a": "the tune stays in a major tonality",
+        "a": "a more rousing sound",
         "b": "the mix gets a little louder",
         "c": "the mix gets quieter",
         "d": "a slower beat",
@@ -176,8 +176,8 @@ def test_the_stated_changes_fact_read_leniently_before_a_fact_about_another_chan
     assert strict == []  # the strict reading of the stated fact speaks of no option
     answer = reader.answer(options, facts, question)
     assert answer.letters == ["a"] and answer.fact_id == stated.id
-    assert reader.answer(options, facts).letters == ["b"]  # without the question: the motion fact
-    assert reader.links(options, facts, question) == {stated.id: "a"}
+    assert reader.answer(options, facts).fact_id == other.id  # without the question: the motion fact
+    assert reader.links(options, facts, question)[stated.id] == "a"
 
 
 def test_a_clause_naming_no_category_is_not_read_as_a_change_of_categories() -> None:
@@ -286,3 +286,28 @@ def test_an_option_is_read_as_a_change_of_categories_only_when_it_names_them() -
     # A text the corpus used whole keeps the corpus's reading, named categories or not.
     taught = _reader([shift], music=mood, aliases={"a gentler feel": {"music:mood:tranquil->relaxed": 1.0}})
     assert taught.event_of("a gentler feel") == "music:mood:tranquil->relaxed"
+
+
+def test_an_option_naming_a_category_reads_as_that_categorys_event_not_a_co_effects() -> None:
+    # Where one cause raises loudness and puts the music in a major key, and the key is major in
+    # most scenes, the corpus teaches "major" only as the co-effect (loudness rising); an option
+    # naming the category is read as the key's event, with the co-effect kept near it.
+    loud = _edge("visual:motion:down", "music:loudness:up")
+    major = _edge("visual:motion:down", "music:mode:is:major")
+    aliases = {"swells": {"music:loudness:up": 0.9}, "major": {"music:loudness:up": 0.68}}
+    options = {
+        "a": "the track swells",
+        "b": "the music is in a major key",
+        "c": "A quicker pace",
+        "d": "the beat drags",
+    }
+    question = _counterfactual(
+        "The footage livens up. What if the movement on screen steadies instead? Which change in "
+        "the soundtrack would that bring?",
+        options,
+    )
+    reader = _reader([loud, major], aliases=aliases)
+    answer = reader.answer(options, [_fact(loud)], question)
+    assert answer.option_events["b"] == "music:mode:is:major"
+    assert answer.letters == ["a"] and answer.fact_id == loud.id
+    assert reader.answer(options, [_fact(major)], question).letters == ["b"]
