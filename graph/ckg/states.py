@@ -27,7 +27,7 @@ import numpy as np
 
 from graph.ckg.config import BuildConfig
 from graph.ckg.detect import EventTable, event_variable
-from graph.ckg.stats import PairStats, exact_z, family_bar
+from graph.ckg.stats import PairStats, exact_z, family_bar, is_state
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,7 @@ def state_verdict(
     explained: dict[tuple[int, int], list[str]] = {}
     # Only state effects (``music:mode:is:minor``): a level that persists is what every other state
     # of the cause variable inherits the opposite of; a change effect is tested at its own cut.
-    effect_variable = [
-        event_variable(e) if e.split(":", 2)[2].startswith("is:") else None for e in stats.effects
-    ]
+    effect_variable = [event_variable(e) if is_state(e) else None for e in stats.effects]
     groups: dict[tuple[str, str], list[int]] = {}
     for i, cause in enumerate(stats.causes):
         form = _state_of(cause)
